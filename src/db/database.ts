@@ -1,0 +1,123 @@
+import { mkdir } from 'node:fs/promises';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+// timestamptz and timestamp arrive as Date; int8 counts as numbers (they stay far below 2^53).
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
+
+export type DatabaseKind = 'embedded' | 'postgres';
+
+export interface QueryListener {
+  (text: string): void;
+}
+
+export interface Database {
+  readonly kind: DatabaseKind;
+  /** A connection string other pg clients (migrations, the job queue) can use. */
+  readonly connectionString: string;
+  readonly pool: pg.Pool;
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values?: readonly unknown[],
+  ): Promise<pg.QueryResult<R>>;
+  transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /** Observes every statement sent through `query`; returns the unsubscribe function. */
+  onQuery(listener: QueryListener): () => void;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** A PostgreSQL connection string; without it an embedded PostgreSQL (PGlite) is used. */
+  url?: string | undefined;
+  /** Where the embedded database keeps its files; `memory://` keeps it in memory. */
+  dataDir?: string | undefined;
+  poolSize?: number | undefined;
+  /** Upper bound for one statement, so that a stuck database never hangs a request. */
+  statementTimeoutMs?: number | undefined;
+  connectionTimeoutMs?: number | undefined;
+  applicationName?: string | undefined;
+}
+
+const DEFAULT_POOL_SIZE = 10;
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  if (options.url) {
+    return wrapPool('postgres', options.url, options, async () => {});
+  }
+  return openEmbedded(options);
+}
+
+async function openEmbedded(options: DatabaseOptions): Promise<Database> {
+  const dataDir = options.dataDir ?? 'memory://';
+  if (!dataDir.startsWith('memory://')) await mkdir(dataDir, { recursive: true });
+  const pglite = await PGlite.create(dataDir);
+  const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
+  // One PGlite backend, many pg connections: the socket server queues their statements and keeps
+  // a transaction's statements together, so one pg.Pool code path serves both database kinds.
+  const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: poolSize + 8 });
+  await server.start();
+  const connectionString = `postgresql://postgres@${server.getServerConn()}/postgres?sslmode=disable`;
+  return wrapPool('embedded', connectionString, { ...options, poolSize }, async () => {
+    await server.stop();
+    await pglite.close();
+  });
+}
+
+async function wrapPool(
+  kind: DatabaseKind,
+  connectionString: string,
+  options: DatabaseOptions,
+  closeBackend: () => Promise<void>,
+): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.poolSize ?? DEFAULT_POOL_SIZE,
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
+    idleTimeoutMillis: 30_000,
+    application_name: options.applicationName ?? 'course-booking-api',
+    ...(kind === 'postgres' && options.statementTimeoutMs
+      ? { statement_timeout: options.statementTimeoutMs, query_timeout: options.statementTimeoutMs + 1_000 }
+      : {}),
+  });
+  // An idle client losing its connection (database restart) must not crash the process;
+  // the pool drops it and the next checkout connects again.
+  pool.on('error', () => {});
+  const listeners = new Set<QueryListener>();
+  let closed = false;
+
+  const database: Database = {
+    kind,
+    connectionString,
+    pool,
+    query(text, values) {
+      for (const listener of listeners) listener(text);
+      return pool.query(text, values as unknown[] | undefined);
+    },
+    async transaction(work) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    onQuery(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+      await closeBackend();
+    },
+  };
+  return database;
+}

@@ -1,0 +1,149 @@
+import type {
+  AggregateOrderTerm,
+  OrderTerm,
+  RelationDefinition,
+  RelationFilter,
+  ResourceDefinition,
+  ResourceRegistry,
+  Scalar,
+} from './resource.ts';
+
+/** A generated statement: `$1` is always the array of lookup keys; `values` fill `$2…`. */
+export interface GeneratedQuery {
+  text: string;
+  /** Fixed parameter values (from `where` clauses), in order, after the keys. */
+  fixedValues: Scalar[];
+  /** Names of the GraphQL arguments bound after the fixed values, in order. */
+  argumentOrder: string[];
+  /** Whether the per-parent limit is bound last. */
+  hasLimit: boolean;
+}
+
+export const PARENT_COLUMN = '__parent';
+
+/** `SELECT … FROM table WHERE field = ANY($1)`: rows of one resource by any of its fields. */
+export function buildLookup(resource: ResourceDefinition, field: string): GeneratedQuery {
+  const column = columnOf(resource, field);
+  return {
+    text: `SELECT t.${column} AS "${PARENT_COLUMN}", ${selectList(resource, 't')} FROM ${resource.table} t WHERE t.${column} = ANY($1)`,
+    fixedValues: [],
+    argumentOrder: [],
+    hasLimit: false,
+  };
+}
+
+/**
+ * The rows of a relation for many parents at once. Without a limit it is one `= ANY($1)` scan;
+ * with a per-parent limit each parent key drives a LATERAL index scan that stops at the limit.
+ */
+export function buildRelationQuery(
+  registry: ResourceRegistry,
+  relation: RelationDefinition,
+  presentArguments: readonly string[],
+): GeneratedQuery {
+  const target = registry.get(relation.resource);
+  const params = new ParameterList(1);
+  const foreign = columnOf(target, relation.foreignField);
+  const conditions: string[] = [];
+
+  for (const [field, value] of Object.entries(relation.where ?? {})) {
+    conditions.push(`t.${columnOf(target, field)} = ${params.fixed(value)}`);
+  }
+  for (const filter of relation.requires ?? []) {
+    conditions.push(`EXISTS (${relatedRowsSql(registry, target, filter, params, 'SELECT 1')})`);
+  }
+  // Aggregates may bind fixed values, so ordering is generated before the arguments.
+  const order = (relation.orderBy ?? []).map((term) => orderSql(registry, target, term, params));
+  const orderClause = order.length > 0 ? ` ORDER BY ${order.join(', ')}` : '';
+  const argumentOrder: string[] = [];
+  for (const name of presentArguments) {
+    const argument = relation.arguments?.[name];
+    if (!argument) continue;
+    argumentOrder.push(name);
+    conditions.push(`t.${columnOf(target, argument.field)} = ANY(${params.argument()})`);
+  }
+
+  let text: string;
+  if (relation.limit) {
+    const limit = params.argument();
+    const where = [`t.${foreign} = p.k`, ...conditions].join(' AND ');
+    text =
+      `SELECT p.k AS "${PARENT_COLUMN}", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL ` +
+      `(SELECT ${selectList(target, 't')} FROM ${target.table} t WHERE ${where}${orderClause} LIMIT ${limit}) x`;
+  } else {
+    const where = [`t.${foreign} = ANY($1)`, ...conditions].join(' AND ');
+    text = `SELECT t.${foreign} AS "${PARENT_COLUMN}", ${selectList(target, 't')} FROM ${target.table} t WHERE ${where}${orderClause}`;
+  }
+  return { text, fixedValues: params.fixedValues, argumentOrder, hasLimit: Boolean(relation.limit) };
+}
+
+function relatedRowsSql(
+  registry: ResourceRegistry,
+  owner: ResourceDefinition,
+  filter: RelationFilter,
+  params: ParameterList,
+  select: string,
+): string {
+  const relation = registry.relation(owner, filter.relation);
+  const related = registry.get(relation.resource);
+  const alias = params.alias();
+  const conditions = [`${alias}.${columnOf(related, relation.foreignField)} = t.${columnOf(owner, relation.localField)}`];
+  for (const [field, value] of Object.entries({ ...relation.where, ...filter.where })) {
+    conditions.push(`${alias}.${columnOf(related, field)} = ${params.fixed(value)}`);
+  }
+  return `${select.replaceAll('$alias', alias)} FROM ${related.table} ${alias} WHERE ${conditions.join(' AND ')}`;
+}
+
+function orderSql(
+  registry: ResourceRegistry,
+  target: ResourceDefinition,
+  term: OrderTerm | AggregateOrderTerm,
+  params: ParameterList,
+): string {
+  const direction = term.direction === 'desc' ? 'DESC' : 'ASC';
+  if (!('aggregate' in term)) return `t.${columnOf(target, term.field)} ${direction}`;
+  const relation = registry.relation(target, term.relation);
+  const related = registry.get(relation.resource);
+  const select = `SELECT ${term.aggregate}($alias.${columnOf(related, term.field)})`;
+  const filter: RelationFilter = term.where ? { relation: term.relation, where: term.where } : { relation: term.relation };
+  return `(${relatedRowsSql(registry, target, filter, params, select)}) ${direction}`;
+}
+
+function selectList(resource: ResourceDefinition, alias: string): string {
+  return Object.entries(resource.fields)
+    .map(([field, column]) => `${alias}.${column} AS "${field}"`)
+    .join(', ');
+}
+
+function columnOf(resource: ResourceDefinition, field: string): string {
+  const column = resource.fields[field];
+  if (!column) throw new Error(`${resource.name} has no field ${field}`);
+  return column;
+}
+
+class ParameterList {
+  readonly fixedValues: Scalar[] = [];
+  #next: number;
+  #aliases = 0;
+  #argumentsStarted = false;
+
+  constructor(used: number) {
+    this.#next = used + 1;
+  }
+
+  fixed(value: Scalar): string {
+    if (this.#argumentsStarted) throw new Error('Fixed values must be bound before arguments');
+    this.fixedValues.push(value);
+    return `$${this.#next++}`;
+  }
+
+  argument(): string {
+    this.#argumentsStarted = true;
+    return `$${this.#next++}`;
+  }
+
+  alias(): string {
+    this.#aliases += 1;
+    return `r${this.#aliases}`;
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * The one error catalogue: every error a client can see, REST and GraphQL alike. Each code is
+ * documented in openapi/public-v1.yaml (a test checks both directions). Messages are safe to send:
+ * no hashes, key material, SQL or internal ids.
+ */
+export const errorCatalogue = {
+  invalid_request: { status: 400, message: 'The request is not valid.' },
+  invalid_api_key: { status: 401, message: 'The API key is missing, invalid, revoked or rotated.' },
+  missing_scope: { status: 403, message: 'The API key lacks the scope this endpoint requires.' },
+  not_found: { status: 404, message: 'No resource exists at this path.' },
+  method_not_allowed: { status: 405, message: 'This endpoint accepts only GET and HEAD.' },
+  rate_limit_exceeded: { status: 429, message: 'Too many requests; wait for the time given in Retry-After.' },
+  internal_error: { status: 500, message: 'An unexpected error occurred.' },
+  service_unavailable: { status: 503, message: 'The service is temporarily unavailable; retry later.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export const errorCodes = Object.keys(errorCatalogue) as ErrorCode[];
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string };
+}
+
+/** An error meant for the client: its code, status and a safe message. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Response headers that belong to this error (Allow, Retry-After, WWW-Authenticate …). */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, message?: string, options?: { headers?: Record<string, string>; cause?: unknown }) {
+    super(message ?? errorCatalogue[code].message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = errorCatalogue[code].status;
+    this.headers = options?.headers ?? {};
+  }
+
+  toBody(): ErrorBody {
+    return { error: { code: this.code, message: this.message } };
+  }
+}
+
+export function isApiError(error: unknown): error is ApiError {
+  return error instanceof ApiError;
+}
+
+/** SQLSTATE classes and client-side failures that mean "the database cannot be reached now". */
+const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-4]|57014)/;
+const UNAVAILABLE_MESSAGES = [
+  'Connection terminated',
+  'connection timeout',
+  'timeout exceeded when trying to connect',
+  'Query read timeout',
+  'Client has encountered a connection error',
+  'Connection ended unexpectedly',
+];
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (UNAVAILABLE_SQLSTATE.test(code)) return true;
+    if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)) return true;
+  }
+  if (UNAVAILABLE_MESSAGES.some((text) => error.message.includes(text))) return true;
+  return error.cause !== undefined && error.cause !== error && isDatabaseUnavailable(error.cause);
+}
+
+/** Turns anything thrown into a client-safe error: known ones pass, unknown ones are masked. */
+export function toApiError(error: unknown): ApiError {
+  if (isApiError(error)) return error;
+  if (isDatabaseUnavailable(error)) {
+    return new ApiError('service_unavailable', undefined, { headers: { 'Retry-After': '5' }, cause: error });
+  }
+  return new ApiError('internal_error', undefined, { cause: error });
+}
