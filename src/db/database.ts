@@ -1,7 +1,9 @@
 import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { acquireLock, publishConnection, readLiveLock, releaseLock } from './embedded-lock.ts';
 
 // timestamptz and timestamp arrive as Date; int8 counts as numbers (they stay far below 2^53).
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
@@ -32,6 +34,8 @@ export interface DatabaseOptions {
   url?: string | undefined;
   /** Where the embedded database keeps its files; `memory://` keeps it in memory. */
   dataDir?: string | undefined;
+  /** Let other processes reach this process's embedded database through its socket. */
+  shareEmbedded?: boolean | undefined;
   poolSize?: number | undefined;
   /** Upper bound for one statement, so that a stuck database never hangs a request. */
   statementTimeoutMs?: number | undefined;
@@ -50,17 +54,34 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   const dataDir = options.dataDir ?? 'memory://';
-  if (!dataDir.startsWith('memory://')) await mkdir(dataDir, { recursive: true });
-  const pglite = await PGlite.create(dataDir);
+  const inMemory = dataDir.startsWith('memory://');
+  if (!inMemory) {
+    await mkdir(dataDir, { recursive: true });
+    const holder = await readLiveLock(dataDir);
+    if (holder?.connectionString) {
+      // Another process (the server) has these files open: use its socket.
+      return wrapPool('embedded', holder.connectionString, { ...options, poolSize: 2 }, async () => {});
+    }
+    await acquireLock(dataDir);
+  }
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(inMemory ? dataDir : join(dataDir, 'pgdata'));
+  } catch (error) {
+    if (!inMemory) await releaseLock(dataDir);
+    throw error;
+  }
   const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
   // One PGlite backend, many pg connections: the socket server queues their statements and keeps
   // a transaction's statements together, so one pg.Pool code path serves both database kinds.
   const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: poolSize + 8 });
   await server.start();
   const connectionString = `postgresql://postgres@${server.getServerConn()}/postgres?sslmode=disable`;
+  if (!inMemory && options.shareEmbedded) await publishConnection(dataDir, connectionString);
   return wrapPool('embedded', connectionString, { ...options, poolSize }, async () => {
     await server.stop();
     await pglite.close();
+    if (!inMemory) await releaseLock(dataDir);
   });
 }
 

@@ -1,0 +1,136 @@
+import type { Database } from '../db/database.ts';
+import { InputError } from '../input-error.ts';
+import { requireManager } from './members.ts';
+import { parseScopes, type Scope } from './scopes.ts';
+import { generateApiKey, sha256 } from './secret-format.ts';
+
+export type ApiKeyState = 'active' | 'revoked' | 'rotated';
+
+export interface ApiKeySummary {
+  id: string;
+  name: string;
+  scopes: Scope[];
+  last4: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  state: ApiKeyState;
+}
+
+export interface IssuedApiKey {
+  id: string;
+  /** The key itself: shown once, never stored. */
+  key: string;
+  scopes: Scope[];
+}
+
+export interface CreateApiKeyInput {
+  workspaceId: string;
+  memberEmail: string;
+  scopes: string | readonly string[];
+  name?: string | undefined;
+}
+
+function parseScopesOrThrow(scopes: string | readonly string[]): Scope[] {
+  try {
+    return parseScopes(scopes);
+  } catch (error) {
+    throw new InputError((error as Error).message);
+  }
+}
+
+export async function createApiKey(db: Database, input: CreateApiKeyInput): Promise<IssuedApiKey> {
+  const scopes = parseScopesOrThrow(input.scopes);
+  const name = input.name?.trim() || `API key ${new Date().toISOString().slice(0, 10)}`;
+  if (name.length > 200) throw new InputError('The key name is longer than 200 characters');
+  const memberId = await requireManager(db, input.workspaceId, input.memberEmail);
+  const key = generateApiKey();
+  const inserted = await db.query<{ id: string }>(
+    `INSERT INTO api_keys (workspace_id, name, scopes, key_hash, last4, created_by)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+    [input.workspaceId, name, scopes, sha256(key), key.slice(-4), memberId],
+  );
+  return { id: inserted.rows[0]!.id, key, scopes };
+}
+
+export async function listApiKeys(db: Database, workspaceId: string): Promise<ApiKeySummary[]> {
+  const found = await db.query<{
+    id: string;
+    name: string;
+    scopes: Scope[];
+    last4: string;
+    created_at: Date;
+    last_used_at: Date | null;
+    revoked_at: Date | null;
+    replaced_by: string | null;
+  }>(
+    `SELECT id, name, scopes, last4, created_at, last_used_at, revoked_at, replaced_by
+       FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id`,
+    [workspaceId],
+  );
+  return found.rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    scopes: row.scopes,
+    last4: row.last4,
+    createdAt: row.created_at.toISOString(),
+    lastUsedAt: row.last_used_at?.toISOString() ?? null,
+    state: row.replaced_by ? 'rotated' : row.revoked_at ? 'revoked' : 'active',
+  }));
+}
+
+export async function revokeApiKey(db: Database, id: string): Promise<{ id: string; state: ApiKeyState }> {
+  const updated = await db.query(
+    'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id',
+    [id],
+  );
+  if (updated.rowCount === 0) throw new InputError(`No API key with id ${JSON.stringify(id)}`);
+  return { id, state: 'revoked' };
+}
+
+/** A new key with the same workspace, name and scopes; the old one is refused from now on. */
+export async function rotateApiKey(db: Database, id: string): Promise<{ id: string; key: string }> {
+  return db.transaction(async (client) => {
+    const found = await client.query<{ workspace_id: string; name: string; scopes: Scope[]; created_by: string; revoked_at: Date | null }>(
+      'SELECT workspace_id, name, scopes, created_by, revoked_at FROM api_keys WHERE id = $1 FOR UPDATE',
+      [id],
+    );
+    const old = found.rows[0];
+    if (!old) throw new InputError(`No API key with id ${JSON.stringify(id)}`);
+    if (old.revoked_at) throw new InputError(`API key ${id} is already revoked or rotated`);
+    const key = generateApiKey();
+    const inserted = await client.query<{ id: string }>(
+      `INSERT INTO api_keys (workspace_id, name, scopes, key_hash, last4, created_by)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+      [old.workspace_id, old.name, old.scopes, sha256(key), key.slice(-4), old.created_by],
+    );
+    const newId = inserted.rows[0]!.id;
+    await client.query('UPDATE api_keys SET revoked_at = now(), replaced_by = $2 WHERE id = $1', [id, newId]);
+    return { id: newId, key };
+  });
+}
+
+export interface ActiveApiKey {
+  id: string;
+  workspaceId: string;
+  scopes: ReadonlySet<Scope>;
+}
+
+/** The active key with this hash, or null. */
+export async function findActiveApiKey(db: Database, keyHash: Buffer): Promise<ActiveApiKey | null> {
+  const found = await db.query<{ id: string; workspace_id: string; scopes: Scope[] }>(
+    'SELECT id, workspace_id, scopes FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
+    [keyHash],
+  );
+  const row = found.rows[0];
+  return row ? { id: row.id, workspaceId: row.workspace_id, scopes: new Set(row.scopes) } : null;
+}
+
+/** Records last-used times collected in memory, one statement for many keys. */
+export async function recordApiKeyUse(db: Database, uses: ReadonlyMap<string, Date>): Promise<void> {
+  if (uses.size === 0) return;
+  await db.query(
+    `UPDATE api_keys k SET last_used_at = greatest(k.last_used_at, u.used_at)
+       FROM unnest($1::text[], $2::timestamptz[]) AS u(id, used_at) WHERE k.id = u.id`,
+    [[...uses.keys()], [...uses.values()]],
+  );
+}

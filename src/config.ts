@@ -1,0 +1,71 @@
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+
+/** Every environment variable the service reads, with its default (README: Configuration). */
+export const configSchema = z
+  .object({
+    PORT: port.default(3000),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    DATABASE_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .optional(),
+    DATA_DIR: z.string().min(1).default('./.data'),
+    DEMO: bool.optional(),
+    DB_POOL_SIZE: positiveInt.max(200).default(10),
+    DB_STATEMENT_TIMEOUT_MS: positiveInt.default(5000),
+    INTERNAL_PORT: port.default(4001),
+    INTERNAL_HOST: z.string().min(1).default('127.0.0.1'),
+    INTERNAL_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+    RATE_LIMIT_STORE: z.enum(['memory', 'redis', 'postgres']).default('memory'),
+    REDIS_URL: z
+      .string()
+      .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+      .optional(),
+    RATE_LIMIT_MAX: positiveInt.default(120),
+    RATE_LIMIT_WINDOW_S: positiveInt.default(60),
+    AUTH_FAILURE_LIMIT: positiveInt.default(30),
+    AUTH_FAILURE_WINDOW_S: positiveInt.default(60),
+    KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
+    TRUST_PROXY: bool.default(false),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .superRefine((config, context) => {
+    if (config.RATE_LIMIT_STORE === 'redis' && !config.REDIS_URL) {
+      context.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'is required when RATE_LIMIT_STORE=redis' });
+    }
+  });
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+
+  constructor(problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/** Reads the configuration; every problem is reported at once, naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([name, value]) => name in configSchema.shape && value !== undefined && value !== ''),
+  );
+  const parsed = configSchema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  }
+  return parsed.data;
+}
+
+/** Whether the demo workspace is loaded: by default only into the embedded database. */
+export function wantsDemo(config: Config): boolean {
+  return config.DEMO ?? !config.DATABASE_URL;
+}
