@@ -1,0 +1,49 @@
+import express, { type ErrorRequestHandler, type Express } from 'express';
+import { ApiError, toApiError } from '../src/errors.ts';
+import type { Logger } from '../src/logger.ts';
+import { securityHeaders } from './middleware/security-headers.ts';
+import { publicV1Router, type PublicV1Dependencies } from './routes/public-v1.ts';
+import { sendError } from './send-error.ts';
+
+export interface PublicAppDependencies extends PublicV1Dependencies {
+  openapiYaml: string;
+  logger: Logger;
+  trustProxy?: boolean;
+}
+
+/** Client errors raised by Express itself (a malformed URL, say) keep their 4xx meaning. */
+function fromHttpError(error: unknown): ApiError | null {
+  const status = (error as { status?: unknown; statusCode?: unknown } | null)?.status ?? (error as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof status !== 'number' || status < 400 || status >= 500) return null;
+  if (status === 404) return new ApiError('not_found');
+  return new ApiError('invalid_request', 'The request could not be understood.');
+}
+
+/** The public listener: the v1 REST API, its OpenAPI document, health. */
+export function createPublicApp(deps: PublicAppDependencies): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('case sensitive routing', true);
+  app.set('trust proxy', deps.trustProxy ?? false);
+  app.use(securityHeaders);
+
+  app.get('/openapi/public-v1.yaml', (_req, res) => {
+    res.type('application/yaml; charset=utf-8');
+    res.send(deps.openapiYaml);
+  });
+
+  app.use('/api/public/v1', publicV1Router(deps));
+
+  app.use((_req, _res, next) => next(new ApiError('not_found')));
+
+  const handleError: ErrorRequestHandler = (error: unknown, req, res, _next) => {
+    const apiError = fromHttpError(error) ?? toApiError(error);
+    if (apiError.status >= 500) {
+      deps.logger.error({ err: apiError.cause ?? error, method: req.method, code: apiError.code }, 'request failed');
+    }
+    sendError(res, apiError);
+  };
+  app.use(handleError);
+  return app;
+}

@@ -1,0 +1,75 @@
+/** GraphQL results → the REST shapes of contract part 2. */
+
+interface GraphSession {
+  id: string;
+  startsAt: string;
+  durationMinutes: number;
+  timeZone: string;
+  location: string;
+}
+
+interface GraphCourseRun {
+  id: string;
+  template: { title: string; description: string };
+  sessions: GraphSession[];
+}
+
+interface GraphBooking {
+  id: string;
+  courseRunId: string;
+  source: string;
+  status: string;
+  createdAt: string;
+  updatedAt: string;
+  participant?: { name: string; email: string } | null;
+}
+
+export interface Course {
+  id: string;
+  title: string;
+  description: string;
+  sessions: GraphSession[];
+}
+
+export interface Booking {
+  id: string;
+  courseRunId: string;
+  source: string;
+  status: string;
+  createdAt: string;
+  updatedAt: string;
+  participant?: { name: string; email: string };
+}
+
+export function toCourses(data: unknown): Course[] {
+  const runs = (data as { workspace: { courses: GraphCourseRun[] } | null }).workspace?.courses ?? [];
+  return runs.map((run) => ({
+    id: run.id,
+    title: run.template.title,
+    description: run.template.description,
+    sessions: run.sessions,
+  }));
+}
+
+/**
+ * `participant` is absent without participants:read and absent when the booking has none; it
+ * is never null (contract part 2, rule 1). The scope check here is the last guard: the operation
+ * already skipped loading it.
+ */
+export function toBookings(data: unknown, withParticipant: boolean): Booking[] {
+  const bookings = (data as { workspace: { bookings: GraphBooking[] } | null }).workspace?.bookings ?? [];
+  return bookings.map((booking) => {
+    const mapped: Booking = {
+      id: booking.id,
+      courseRunId: booking.courseRunId,
+      source: booking.source.toLowerCase(),
+      status: booking.status.toLowerCase(),
+      createdAt: booking.createdAt,
+      updatedAt: booking.updatedAt,
+    };
+    if (withParticipant && booking.participant) {
+      mapped.participant = { name: booking.participant.name, email: booking.participant.email };
+    }
+    return mapped;
+  });
+}

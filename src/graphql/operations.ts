@@ -1,0 +1,71 @@
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import { parse, validate, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import type { GraphQLContext } from './schema.ts';
+
+/**
+ * The fixed operations behind the public REST endpoints. They are parsed, validated and compiled
+ * once at start-up; a request only supplies variables. The workspace id always comes from the
+ * API key, and participant data is not even loaded unless the key holds participants:read.
+ */
+export const operationSources = {
+  courses: /* GraphQL */ `
+    query PublicCourses($workspaceId: ID!) {
+      workspace(id: $workspaceId) {
+        courses {
+          id
+          template { title description }
+          sessions(status: [SCHEDULED]) { id startsAt durationMinutes timeZone location }
+        }
+      }
+    }
+  `,
+  bookings: /* GraphQL */ `
+    query PublicBookings($workspaceId: ID!, $withParticipant: Boolean!) {
+      workspace(id: $workspaceId) {
+        bookings(first: 100) {
+          id
+          courseRunId
+          source
+          status
+          createdAt
+          updatedAt
+          participant @include(if: $withParticipant) { name email }
+        }
+      }
+    }
+  `,
+} as const;
+
+export type OperationName = keyof typeof operationSources;
+
+export interface CompiledOperation {
+  readonly name: OperationName;
+  execute(variables: Record<string, unknown>, context: GraphQLContext): Promise<ExecutionResult>;
+}
+
+export type CompiledOperations = Record<OperationName, CompiledOperation>;
+
+export function compileOperations(schema: GraphQLSchema): CompiledOperations {
+  const compiled = {} as Record<OperationName, CompiledOperation>;
+  for (const [name, source] of Object.entries(operationSources) as Array<[OperationName, string]>) {
+    compiled[name] = compileOperation(schema, name, source);
+  }
+  return compiled;
+}
+
+function compileOperation(schema: GraphQLSchema, name: OperationName, source: string): CompiledOperation {
+  const document = parse(source);
+  const errors = validate(schema, document);
+  if (errors.length > 0) throw new Error(`Operation ${name} does not match the schema: ${errors.map((e) => e.message).join('; ')}`);
+  const query = compileQuery(schema, document);
+  if (!isCompiledQuery(query)) {
+    throw new Error(`Operation ${name} does not compile: ${query.errors?.map((e) => e.message).join('; ')}`);
+  }
+  const compiledQuery: CompiledQuery = query;
+  return {
+    name,
+    async execute(variables, context) {
+      return compiledQuery.query(undefined, context, variables) as Promise<ExecutionResult> | ExecutionResult;
+    },
+  };
+}

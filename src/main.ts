@@ -1,0 +1,64 @@
+import { ConfigError, loadConfig, wantsDemo } from './config.ts';
+import { ensureDatabaseDemo, ensureEmbeddedDemo, type DemoKeys } from './demo/demo.ts';
+import { createLogger } from './logger.ts';
+import { startServer } from './server.ts';
+
+function banner(publicUrl: string, internalUrl: string | null, demo: DemoKeys | null): string {
+  const lines = [`Course booking public API v1 (Beta) on ${publicUrl}`, `  OpenAPI: ${publicUrl}/openapi/public-v1.yaml`];
+  if (internalUrl) lines.push(`  Internal GraphQL: ${internalUrl}/graphql (Authorization: Bearer $INTERNAL_API_TOKEN)`);
+  if (demo) {
+    lines.push(
+      '',
+      `Demo workspace ${demo.workspaceId}`,
+      `  Key with every scope:            ${demo.fullKey}`,
+      `  Key without participants:read:   ${demo.limitedKey}`,
+      '',
+      'Try:',
+      `  curl -s -H "Authorization: Bearer ${demo.fullKey}" ${publicUrl}/api/public/v1/courses`,
+      `  curl -s -H "Authorization: Bearer ${demo.fullKey}" ${publicUrl}/api/public/v1/bookings`,
+      `  curl -s -H "Authorization: Bearer ${demo.limitedKey}" ${publicUrl}/api/public/v1/bookings`,
+    );
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.LOG_LEVEL);
+  const server = await startServer({ config, logger });
+  let demo: DemoKeys | null = null;
+  if (wantsDemo(config)) {
+    demo = config.DATABASE_URL ? await ensureDatabaseDemo(server.db) : await ensureEmbeddedDemo(server.db, config.DATA_DIR);
+  }
+  process.stdout.write(`${banner(server.publicUrl, server.internalUrl, demo)}\n`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const deadline = setTimeout(() => {
+      logger.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, 15_000);
+    deadline.unref();
+    await server.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  console.error(`Start failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,125 @@
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import {
+  RateLimiterMemory,
+  RateLimiterPostgres,
+  RateLimiterRedis,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from 'rate-limiter-flexible';
+import type { Database } from '../db/database.ts';
+
+export type RateLimitStore = 'memory' | 'redis' | 'postgres';
+
+export interface RateLimitOptions {
+  store: RateLimitStore;
+  /** Requests per window and key (contract: 120 per 60 s). */
+  max: number;
+  windowSeconds: number;
+  /** Failed authentications per window and client address. */
+  authFailureMax: number;
+  authFailureWindowSeconds: number;
+  redisUrl?: string | undefined;
+  db: Database;
+}
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  remaining: number;
+  /** Seconds until the window resets. */
+  resetSeconds: number;
+}
+
+export interface RateLimiters {
+  readonly max: number;
+  readonly windowSeconds: number;
+  /** Counts one request of a valid key. */
+  consumeKey(keyId: string): Promise<RateLimitDecision>;
+  /** Counts one failed authentication of a client address. */
+  consumeAuthFailure(address: string): Promise<RateLimitDecision>;
+  close(): Promise<void>;
+}
+
+export async function createRateLimiters(options: RateLimitOptions): Promise<RateLimiters> {
+  const closers: Array<() => Promise<void>> = [];
+  const make = await storeFactory(options, closers);
+  const perKey = make('rl_key', options.max, options.windowSeconds);
+  const authFailures = make('rl_auth', options.authFailureMax, options.authFailureWindowSeconds);
+  return {
+    max: options.max,
+    windowSeconds: options.windowSeconds,
+    consumeKey: (keyId) => consume(perKey, keyId),
+    consumeAuthFailure: (address) => consume(authFailures, address),
+    async close() {
+      for (const close of closers) await close();
+    },
+  };
+}
+
+type Factory = (prefix: string, points: number, duration: number) => RateLimiterAbstract;
+
+async function storeFactory(options: RateLimitOptions, closers: Array<() => Promise<void>>): Promise<Factory> {
+  switch (options.store) {
+    case 'memory':
+      return (keyPrefix, points, duration) => new RateLimiterMemory({ keyPrefix, points, duration });
+    case 'redis': {
+      if (!options.redisUrl) throw new Error('RATE_LIMIT_STORE=redis needs REDIS_URL');
+      const redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true });
+      redis.on('error', () => {});
+      await redis.connect();
+      closers.push(async () => {
+        redis.disconnect();
+      });
+      // While Redis is unreachable each instance keeps limiting on its own instead of failing requests.
+      return (keyPrefix, points, duration) =>
+        new RateLimiterRedis({
+          storeClient: redis,
+          keyPrefix,
+          points,
+          duration,
+          insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration }),
+        });
+    }
+    case 'postgres': {
+      // The store names its prepared statements. On the embedded database every pool connection
+      // shares one backend, so the store gets a single connection of its own.
+      const pool =
+        options.db.kind === 'embedded'
+          ? new pg.Pool({ connectionString: options.db.connectionString, max: 1 })
+          : options.db.pool;
+      if (pool !== options.db.pool) {
+        pool.on('error', () => {});
+        closers.push(() => pool.end());
+      }
+      return (keyPrefix, points, duration) =>
+        new RateLimiterPostgres({
+          storeClient: pool,
+          storeType: 'pool',
+          tableName: 'rate_limits',
+          tableCreated: true,
+          clearExpiredByTimeout: false,
+          keyPrefix,
+          points,
+          duration,
+        });
+    }
+  }
+}
+
+async function consume(limiter: RateLimiterAbstract, key: string): Promise<RateLimitDecision> {
+  try {
+    const result = await limiter.consume(key);
+    return decision(true, result);
+  } catch (rejection) {
+    if (rejection instanceof RateLimiterRes) return decision(false, rejection);
+    throw rejection;
+  }
+}
+
+function decision(allowed: boolean, result: RateLimiterRes): RateLimitDecision {
+  return {
+    allowed,
+    remaining: Math.max(0, result.remainingPoints),
+    resetSeconds: Math.max(0, Math.ceil(result.msBeforeNext / 1000)),
+  };
+}

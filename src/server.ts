@@ -1,0 +1,135 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createPublicApp } from '../rest/app.ts';
+import { Authenticator } from './auth/authenticator.ts';
+import type { Config } from './config.ts';
+import { openDatabase, type Database } from './db/database.ts';
+import { migrate } from './db/migrate.ts';
+import { createRegistry } from './db/registry.ts';
+import type { ResourceRegistry } from './db/resource.ts';
+import { compileOperations } from './graphql/operations.ts';
+import { createInternalApp, type InternalApp } from './graphql/internal-app.ts';
+import { createSchema } from './graphql/schema.ts';
+import type { Logger } from './logger.ts';
+import { createRateLimiters, type RateLimiters } from './rate-limit/limiters.ts';
+
+export const OPENAPI_PATH = new URL('../openapi/public-v1.yaml', import.meta.url);
+
+export interface ServerOptions {
+  config: Config;
+  logger: Logger;
+  /** An already open database (tests); otherwise one is opened from the configuration. */
+  db?: Database;
+  /** Extra resources (tests of the registry). */
+  registry?: ResourceRegistry;
+}
+
+export interface RunningServer {
+  readonly db: Database;
+  readonly publicUrl: string;
+  readonly internalUrl: string | null;
+  readonly authenticator: Authenticator;
+  close(): Promise<void>;
+}
+
+function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+function urlOf(address: AddressInfo): string {
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}
+
+/** Opens (and migrates) the database, then serves the public and, with a token, the internal listener. */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const { config, logger } = options;
+  const ownsDb = !options.db;
+  const db =
+    options.db ??
+    (await openDatabase({
+      url: config.DATABASE_URL,
+      dataDir: config.DATA_DIR,
+      shareEmbedded: true,
+      poolSize: config.DB_POOL_SIZE,
+      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+    }));
+  const closers: Array<() => Promise<void>> = [];
+  try {
+    if (ownsDb) {
+      await migrate(db);
+      closers.push(() => db.close());
+    }
+    const registry = options.registry ?? createRegistry();
+    const schema = createSchema({ registry });
+    const operations = compileOperations(schema);
+    const authenticator = new Authenticator(db, { cacheTtlMs: config.KEY_CACHE_TTL_MS });
+    closers.unshift(() => authenticator.close());
+    const rateLimiters: RateLimiters = await createRateLimiters({
+      store: config.RATE_LIMIT_STORE,
+      max: config.RATE_LIMIT_MAX,
+      windowSeconds: config.RATE_LIMIT_WINDOW_S,
+      authFailureMax: config.AUTH_FAILURE_LIMIT,
+      authFailureWindowSeconds: config.AUTH_FAILURE_WINDOW_S,
+      redisUrl: config.REDIS_URL,
+      db,
+    });
+    closers.unshift(() => rateLimiters.close());
+
+    const publicApp = createPublicApp({
+      db,
+      registry,
+      operations,
+      authenticator,
+      rateLimiters,
+      logger,
+      trustProxy: config.TRUST_PROXY,
+      openapiYaml: readFileSync(OPENAPI_PATH, 'utf8'),
+    });
+    const publicServer = createServer(publicApp);
+    const publicAddress = await listen(publicServer, config.PORT, config.HOST);
+    closers.unshift(() => closeServer(publicServer));
+
+    let internalUrl: string | null = null;
+    if (config.INTERNAL_API_TOKEN) {
+      const internal: InternalApp = await createInternalApp({ schema, registry, db, token: config.INTERNAL_API_TOKEN });
+      const internalServer = createServer(internal.app);
+      const internalAddress = await listen(internalServer, config.INTERNAL_PORT, config.INTERNAL_HOST);
+      closers.unshift(async () => {
+        await closeServer(internalServer);
+        await internal.stop();
+      });
+      internalUrl = urlOf(internalAddress);
+    } else {
+      logger.warn('INTERNAL_API_TOKEN is not set: the internal GraphQL listener is not started');
+    }
+
+    return {
+      db,
+      publicUrl: urlOf(publicAddress),
+      internalUrl,
+      authenticator,
+      async close() {
+        for (const close of closers.splice(0)) await close().catch((error: unknown) => logger.error({ err: error }, 'close failed'));
+      },
+    };
+  } catch (error) {
+    for (const close of closers.splice(0)) await close().catch(() => {});
+    if (ownsDb && !closers.length) await db.close().catch(() => {});
+    throw error;
+  }
+}

@@ -1,0 +1,215 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { revokeApiKey, rotateApiKey } from '../../src/auth/api-key-store.ts';
+import { generateApiKey } from '../../src/auth/secret-format.ts';
+import type { Database } from '../../src/db/database.ts';
+import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { startTestApi, type TestApi } from '../support/public-api.ts';
+import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
+
+const COURSES = '/api/public/v1/courses';
+const BOOKINGS = '/api/public/v1/bookings';
+const errorBody = (code: string) => ({ error: { code, message: expect.any(String) } });
+
+describe.each(databaseTargets())('HTTP surface and authentication on %s', (target) => {
+  let db: Database;
+  let api: TestApi;
+  let ws: SeededWorkspace;
+
+  beforeAll(async () => {
+    db = await openTestDatabase(target);
+    ws = await seedWorkspace(db, contractFixture('Http', 3));
+    api = await startTestApi(db);
+  });
+  afterAll(async () => {
+    await api?.close();
+    await db?.close();
+  });
+
+  const countStatements = async (work: () => Promise<unknown>) => {
+    let count = 0;
+    const stop = db.onQuery(() => {
+      count += 1;
+    });
+    try {
+      await work();
+    } finally {
+      stop();
+    }
+    return count;
+  };
+
+  describe('contract 5 rule 1: a missing, invalid, too long, revoked or rotated key gives 401 invalid_api_key', () => {
+    it('a missing header gets 401 with WWW-Authenticate: Bearer', async () => {
+      const response = await api.call(COURSES);
+      expect(response.status).toBe(401);
+      expect(response.body).toEqual(errorBody('invalid_api_key'));
+      expect(response.headers['www-authenticate']).toBe('Bearer');
+    });
+
+    it.each([
+      ['an unknown well-formed key', () => `Bearer ${generateApiKey()}`],
+      ['a key with a wrong checksum', () => `Bearer ${ws.fullKey.slice(0, -1)}${ws.fullKey.endsWith('A') ? 'B' : 'A'}`],
+      ['a key of another prefix', () => `Bearer svc_cal_${ws.fullKey.slice(8)}`],
+      ['the Basic scheme', () => `Basic ${Buffer.from(`${ws.fullKey}:`).toString('base64')}`],
+      ['a scheme with no space', () => `Bearer${ws.fullKey}`],
+      ['a bare key without scheme', () => ws.fullKey],
+      ['a key longer than 128 characters', () => `Bearer ${ws.fullKey}${'x'.repeat(100)}`],
+      ['an empty bearer token', () => 'Bearer '],
+      ['two tokens', () => `Bearer ${ws.fullKey} ${ws.fullKey}`],
+    ])('%s gets 401 with error="invalid_token"', async (_name, header) => {
+      const response = await api.call(COURSES, { headers: [['Authorization', header()]] });
+      expect(response.status).toBe(401);
+      expect(response.body).toEqual(errorBody('invalid_api_key'));
+      expect(response.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+    });
+
+    it('a repeated Authorization header gets 401 even when one of them is valid', async () => {
+      const response = await api.call(COURSES, { headers: [['Authorization', `Bearer ${ws.fullKey}`], ['Authorization', `Bearer ${ws.fullKey}`]] });
+      expect(response.status).toBe(401);
+    });
+
+    it('a revoked key gets 401', async () => {
+      const seeded = await seedWorkspace(db, contractFixture('Revoked', 1));
+      const before = await api.call(COURSES, { key: seeded.coursesOnlyKey });
+      expect(before.status).toBe(200);
+      const id = (await db.query<{ id: string }>('SELECT id FROM api_keys WHERE last4 = $1', [seeded.coursesOnlyKey.slice(-4)])).rows[0]!.id;
+      await revokeApiKey(db, id);
+      const after = await api.call(COURSES, { key: seeded.coursesOnlyKey });
+      expect(after.status).toBe(401);
+      expect(after.body).toEqual(errorBody('invalid_api_key'));
+    });
+
+    it('a rotated key gets 401 at once and its replacement works with the same scopes', async () => {
+      const seeded = await seedWorkspace(db, contractFixture('Rotated', 1));
+      const id = (await db.query<{ id: string }>('SELECT id FROM api_keys WHERE last4 = $1', [seeded.coursesOnlyKey.slice(-4)])).rows[0]!.id;
+      const rotated = await rotateApiKey(db, id);
+      expect((await api.call(COURSES, { key: seeded.coursesOnlyKey })).status).toBe(401);
+      expect((await api.call(COURSES, { key: rotated.key })).status).toBe(200);
+      expect((await api.call(BOOKINGS, { key: rotated.key })).status).toBe(403);
+    });
+  });
+
+  it('contract 5 rule 2: the 401 message contains no hash and no internal id', async () => {
+    const response = await api.call(COURSES, { headers: [['Authorization', `Bearer ${generateApiKey()}`]] });
+    const message = (response.body as { error: { message: string } }).error.message;
+    expect(message).not.toMatch(/[0-9a-f]{16,}|key_|ws_|svc_/);
+  });
+
+  it('decisions authentication: the word Bearer is case-insensitive', async () => {
+    for (const scheme of ['bearer', 'BEARER', 'bEaReR']) {
+      const response = await api.call(COURSES, { headers: [['Authorization', `${scheme} ${ws.fullKey}`]] });
+      expect(response.status, scheme).toBe(200);
+    }
+  });
+
+  it('decisions authentication: malformed and over-long keys are refused before any database work', async () => {
+    const statements = await countStatements(async () => {
+      await api.call(COURSES, { headers: [['Authorization', `Bearer ${'a'.repeat(5000)}`]] });
+      await api.call(COURSES, { headers: [['Authorization', `Bearer ${ws.fullKey.slice(0, -1)}0`]] });
+      await api.call(COURSES, { headers: [['Authorization', 'Bearer svc_api_short']] });
+    });
+    expect(statements).toBe(0);
+  });
+
+  it('decisions authentication: only a SHA-256 hash and the last 4 characters of a key are stored', async () => {
+    const rows = await db.query('SELECT * FROM api_keys WHERE workspace_id = $1', [ws.workspaceId]);
+    const stored = JSON.stringify(rows.rows.map((row) => ({ ...row, key_hash: (row.key_hash as Buffer).toString('hex') })));
+    for (const key of [ws.fullKey, ws.bookingsKey, ws.coursesOnlyKey]) {
+      expect(stored).not.toContain(key);
+      expect(stored).not.toContain(key.slice(8, 40));
+      expect(stored).toContain(key.slice(-4));
+    }
+  });
+
+  it('decisions HTTP: methods other than GET and HEAD get 405 with Allow: GET, HEAD and no authentication needed', async () => {
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
+      for (const path of [COURSES, BOOKINGS]) {
+        const response = await api.call(path, { method });
+        expect(response.status, `${method} ${path}`).toBe(405);
+        expect(response.headers.allow).toBe('GET, HEAD');
+        expect(response.body).toEqual(errorBody('method_not_allowed'));
+      }
+    }
+  });
+
+  it('decisions HTTP: order of checks is method, authentication, rate limit, scope, query string', async () => {
+    // method before authentication
+    expect((await api.call(`${BOOKINGS}?x=1`, { method: 'POST' })).status).toBe(405);
+    // authentication before scope and query string
+    expect((await api.call(`${BOOKINGS}?x=1`, { headers: [['Authorization', 'Bearer nope']] })).status).toBe(401);
+    // scope before query string
+    expect((await api.call(`${BOOKINGS}?x=1`, { key: ws.coursesOnlyKey })).status).toBe(403);
+    // query string last
+    expect((await api.call(`${BOOKINGS}?x=1`, { key: ws.bookingsKey })).status).toBe(400);
+  });
+
+  it('decisions HTTP: any query string gives 400 invalid_request naming the parameter', async () => {
+    for (const [query, name] of [
+      ['?limit=5', 'limit'],
+      ['?workspace=ws_123', 'workspace'],
+      ['?a=1&b=2', 'a'],
+      ['?flag', 'flag'],
+      ['?caf%C3%A9=1', 'café'],
+    ] as const) {
+      const response = await api.call(`${COURSES}${query}`, { key: ws.fullKey });
+      expect(response.status, query).toBe(400);
+      expect(response.body).toEqual(errorBody('invalid_request'));
+      expect((response.body as { error: { message: string } }).error.message).toContain(`"${name}"`);
+    }
+    const bare = await api.call(`${COURSES}?`, { key: ws.fullKey });
+    expect(bare.status).toBe(400);
+  });
+
+  it('decisions HTTP: the request body is never read or parsed', async () => {
+    const response = await api.call(COURSES, {
+      key: ws.fullKey,
+      headers: [['Content-Type', 'application/json']],
+      body: '{"this is": not json',
+    });
+    expect(response.status).toBe(200);
+  });
+
+  it('decisions HTTP: an unknown path under /api/ gets 404 not_found in the error shape', async () => {
+    for (const path of ['/api/public/v1/nothing', '/api/public/v2/courses', '/api/', '/api/public/v1/courses/extra', '/API/PUBLIC/V1/COURSES']) {
+      const response = await api.call(path, { key: ws.fullKey });
+      expect(response.status, path).toBe(404);
+      expect(response.body).toEqual(errorBody('not_found'));
+      expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+    }
+  });
+
+  it('decisions HTTP: every JSON response, errors included, is application/json; charset=utf-8 with the security headers and no X-Powered-By', async () => {
+    const responses = [
+      await api.call(COURSES, { key: ws.fullKey }),
+      await api.call(COURSES),
+      await api.call(BOOKINGS, { key: ws.coursesOnlyKey }),
+      await api.call(COURSES, { method: 'DELETE' }),
+      await api.call('/api/nope'),
+      await api.call(`${COURSES}?q=1`, { key: ws.fullKey }),
+    ];
+    for (const response of responses) {
+      expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(response.headers['x-content-type-options']).toBe('nosniff');
+      expect(response.headers['referrer-policy']).toBe('no-referrer');
+      expect(response.headers).not.toHaveProperty('x-powered-by');
+      expect(response.headers).not.toHaveProperty('access-control-allow-origin');
+    }
+  });
+
+  it('decisions HTTP: no CORS: a preflight gets no Access-Control headers', async () => {
+    const response = await api.call(COURSES, {
+      method: 'OPTIONS',
+      headers: [['Origin', 'https://evil.example'], ['Access-Control-Request-Method', 'GET']],
+    });
+    expect(response.status).toBe(405);
+    expect(Object.keys(response.headers).filter((name) => name.startsWith('access-control'))).toEqual([]);
+  });
+
+  it('the OpenAPI document is served unchanged without authentication', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const response = await api.call('/openapi/public-v1.yaml');
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^application\/yaml/);
+    expect(response.text).toBe(await readFile(new URL('../../openapi/public-v1.yaml', import.meta.url), 'utf8'));
+  });
+});
