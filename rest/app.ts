@@ -1,6 +1,7 @@
 import express, { type ErrorRequestHandler, type Express } from 'express';
-import { ApiError, toApiError } from '../src/errors.ts';
-import type { Logger } from '../src/logger.ts';
+import { ApiError, isApiError, toApiError } from '../src/errors.ts';
+import { redactPath, type Logger } from '../src/logger.ts';
+import { requestLog } from './middleware/request-log.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
 import { publicV1Router, type PublicV1Dependencies } from './routes/public-v1.ts';
 import { sendError } from './send-error.ts';
@@ -26,6 +27,7 @@ export function createPublicApp(deps: PublicAppDependencies): Express {
   app.set('etag', false);
   app.set('case sensitive routing', true);
   app.set('trust proxy', deps.trustProxy ?? false);
+  app.use(requestLog(deps.logger));
   app.use(securityHeaders);
 
   app.get('/openapi/public-v1.yaml', (_req, res) => {
@@ -38,9 +40,12 @@ export function createPublicApp(deps: PublicAppDependencies): Express {
   app.use((_req, _res, next) => next(new ApiError('not_found')));
 
   const handleError: ErrorRequestHandler = (error: unknown, req, res, _next) => {
-    const apiError = fromHttpError(error) ?? toApiError(error);
+    const apiError = isApiError(error) ? error : (fromHttpError(error) ?? toApiError(error));
     if (apiError.status >= 500) {
-      deps.logger.error({ err: apiError.cause ?? error, method: req.method, code: apiError.code }, 'request failed');
+      deps.logger.error(
+        { err: apiError.cause ?? error, requestId: res.locals.requestId, method: req.method, path: redactPath(req.originalUrl), code: apiError.code },
+        'request failed',
+      );
     }
     sendError(res, apiError);
   };

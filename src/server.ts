@@ -21,8 +21,9 @@ export interface ServerOptions {
   logger: Logger;
   /** An already open database (tests); otherwise one is opened from the configuration. */
   db?: Database;
-  /** Extra resources (tests of the registry). */
+  /** Another registry and SDL (a resource added without new SQL, in tests). */
   registry?: ResourceRegistry;
+  typeDefs?: string[];
 }
 
 export interface RunningServer {
@@ -75,7 +76,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       closers.push(() => db.close());
     }
     const registry = options.registry ?? createRegistry();
-    const schema = createSchema({ registry });
+    const schema = createSchema({ registry, ...(options.typeDefs ? { typeDefs: options.typeDefs } : {}) });
     const operations = compileOperations(schema);
     const authenticator = new Authenticator(db, { cacheTtlMs: config.KEY_CACHE_TTL_MS });
     closers.unshift(() => authenticator.close());

@@ -1,4 +1,4 @@
-import { Router, type Response } from 'express';
+import { Router, type RequestHandler, type Response } from 'express';
 import type { ExecutionResult } from 'graphql';
 import type { Authenticator } from '../../src/auth/authenticator.ts';
 import type { Database } from '../../src/db/database.ts';
@@ -23,6 +23,13 @@ export interface PublicV1Dependencies {
   rateLimiters: RateLimiters;
 }
 
+function routeName(name: string): RequestHandler {
+  return (_req, res, next) => {
+    res.locals.route = `/api/public/v1/${name}`;
+    next();
+  };
+}
+
 /** `/api/public/v1`: the checks run in the order decisions.md fixes, then the fixed operation. */
 export function publicV1Router(deps: PublicV1Dependencies): Router {
   const router = Router({ caseSensitive: true });
@@ -44,13 +51,13 @@ export function publicV1Router(deps: PublicV1Dependencies): Router {
     res.send(JSON.stringify({ data }));
   }
 
-  router.all('/courses', ...guard, requireScope('courses:read'), rejectQueryString, async (_req, res) => {
+  router.all('/courses', routeName('courses'), ...guard, requireScope('courses:read'), rejectQueryString, async (_req, res) => {
     const { apiKey } = res.locals as AuthenticatedLocals;
     const data = await run(deps.operations.courses, { workspaceId: apiKey.workspaceId });
     sendData(res, toCourses(data));
   });
 
-  router.all('/bookings', ...guard, requireScope('bookings:read'), rejectQueryString, async (_req, res) => {
+  router.all('/bookings', routeName('bookings'), ...guard, requireScope('bookings:read'), rejectQueryString, async (_req, res) => {
     const { apiKey } = res.locals as AuthenticatedLocals;
     const withParticipant = apiKey.scopes.has('participants:read');
     const data = await run(deps.operations.bookings, { workspaceId: apiKey.workspaceId, withParticipant });

@@ -1,7 +1,7 @@
 import { loadConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/database.ts';
 import { createLogger } from '../../src/logger.ts';
-import { startServer, type RunningServer } from '../../src/server.ts';
+import { startServer, type RunningServer, type ServerOptions } from '../../src/server.ts';
 import { rawRequest, type RawRequestOptions } from './http.ts';
 import { expectMatchesSpec, type CapturedResponse } from './openapi.ts';
 
@@ -10,12 +10,33 @@ export interface TestApi {
   url: string;
   /** Sends a request and checks the response against the OpenAPI document. */
   call(path: string, options?: RawRequestOptions & { key?: string }): Promise<CapturedResponse & { text: string }>;
+  /** A query to the internal GraphQL endpoint. */
+  graphql(query: string, variables?: Record<string, unknown>, token?: string): Promise<{ status: number; body: GraphQLResponse }>;
   close(): Promise<void>;
 }
 
-export async function startTestApi(db: Database, env: Record<string, string> = {}): Promise<TestApi> {
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', KEY_CACHE_TTL_MS: '0', ...env });
-  const server = await startServer({ config, logger: createLogger('silent'), db });
+export interface GraphQLResponse {
+  data?: Record<string, unknown> | null;
+  errors?: Array<{ message: string; extensions?: { code?: string } }>;
+}
+
+export const INTERNAL_TOKEN = 'internal-test-token-0123456789';
+
+export async function startTestApi(
+  db: Database,
+  env: Record<string, string> = {},
+  extra: Pick<ServerOptions, 'registry' | 'typeDefs'> = {},
+): Promise<TestApi> {
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    INTERNAL_PORT: '0',
+    INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+    LOG_LEVEL: 'silent',
+    KEY_CACHE_TTL_MS: '0',
+    ...env,
+  });
+  const server = await startServer({ config, logger: createLogger('silent'), db, ...extra });
   return {
     server,
     url: server.publicUrl,
@@ -25,6 +46,14 @@ export async function startTestApi(db: Database, env: Record<string, string> = {
       const response = await rawRequest(server.publicUrl, path, { ...options, headers });
       await expectMatchesSpec(options.method ?? 'GET', path, response);
       return response;
+    },
+    async graphql(query, variables = {}, token = INTERNAL_TOKEN) {
+      const response = await fetch(`${server.internalUrl}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ query, variables }),
+      });
+      return { status: response.status, body: (await response.json()) as GraphQLResponse };
     },
     close: () => server.close(),
   };

@@ -1,0 +1,221 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/database.ts';
+import { createRegistry } from '../../src/db/registry.ts';
+import { loadTypeDefs } from '../../src/graphql/schema.ts';
+import { importFixture } from '../../src/fixtures/import-fixture.ts';
+import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { startTestApi, type TestApi } from '../support/public-api.ts';
+
+/** A workspace with `runs` published runs, each with 2 sessions and 2 bookings with participants. */
+function sizedFixture(runs: number) {
+  const iso = (minutes: number) => new Date(Date.UTC(2027, 0, 1, 0, minutes)).toISOString();
+  return {
+    workspace: { name: `Sized ${runs}` },
+    members: [],
+    courseTemplates: [{ ref: 't', title: 'Course', description: 'About it.' }],
+    courseRuns: Array.from({ length: runs }, (_, r) => ({
+      ref: `r${r}`,
+      template: 't',
+      status: 'published',
+      sessions: [0, 1].map((s) => ({
+        ref: `r${r}s${s}`,
+        startsAt: iso(r * 2 + s),
+        durationMinutes: 60,
+        timeZone: 'Europe/Berlin',
+        location: 'Room',
+        status: 'scheduled',
+      })),
+    })),
+    bookings: Array.from({ length: runs * 2 }, (_, b) => ({
+      ref: `b${b}`,
+      courseRun: `r${b % runs}`,
+      source: 'widget',
+      status: 'confirmed',
+      createdAt: iso(b),
+      updatedAt: iso(b),
+      participant: { name: `P ${b}`, email: `p${b}@sized.example` },
+    })),
+  };
+}
+
+const NESTED_QUERY = /* GraphQL */ `
+  query Everything($id: ID!) {
+    workspace(id: $id) {
+      name
+      courses { id template { title } sessions { id startsAt courseRun { id } } bookings(first: 5) { id participant { email } } }
+      bookings(first: 100) { id courseRun { id template { title } } participant { name } }
+    }
+  }
+`;
+
+describe.each(databaseTargets())('internal GraphQL on %s', (target) => {
+  let db: Database;
+  let api: TestApi;
+
+  beforeAll(async () => {
+    db = await openTestDatabase(target);
+    api = await startTestApi(db);
+  });
+  afterAll(async () => {
+    await api?.close();
+    await db?.close();
+  });
+
+  const countStatements = async (work: () => Promise<unknown>) => {
+    let count = 0;
+    const stop = db.onQuery(() => {
+      count += 1;
+    });
+    try {
+      await work();
+    } finally {
+      stop();
+    }
+    return count;
+  };
+
+  it('batches every relation: the same query over 3 course runs and over 300 sends the same number of statements', async () => {
+    const small = await importFixture(db, sizedFixture(3), {});
+    const large = await importFixture(db, sizedFixture(300), {});
+    let smallResult: unknown;
+    let largeResult: unknown;
+    const smallCount = await countStatements(async () => {
+      smallResult = await api.graphql(NESTED_QUERY, { id: small.workspaceId });
+    });
+    const largeCount = await countStatements(async () => {
+      largeResult = await api.graphql(NESTED_QUERY, { id: large.workspaceId });
+    });
+    const smallBody = (smallResult as { body: { data: { workspace: { courses: unknown[]; bookings: unknown[] } } } }).body;
+    const largeBody = (largeResult as { body: { data: { workspace: { courses: unknown[]; bookings: unknown[] } } } }).body;
+    expect(smallBody.data.workspace.courses).toHaveLength(3);
+    expect(largeBody.data.workspace.courses).toHaveLength(300);
+    expect(largeBody.data.workspace.bookings).toHaveLength(100);
+    expect(smallCount).toBeGreaterThan(0);
+    expect(largeCount).toBe(smallCount);
+  });
+
+  it('a resource the product does not have is served from SDL and a registry entry alone, nested relation included', async () => {
+    // The migration of the new resource; the test owns its tables.
+    await db.query(`CREATE TABLE IF NOT EXISTS gadgets (id text PRIMARY KEY, workspace_id text NOT NULL REFERENCES workspaces (id), label text NOT NULL, weight_grams integer NOT NULL)`);
+    await db.query(`CREATE TABLE IF NOT EXISTS gadget_parts (id text PRIMARY KEY, gadget_id text NOT NULL REFERENCES gadgets (id), part_name text NOT NULL, position integer NOT NULL)`);
+    const ws = await importFixture(db, sizedFixture(1), {});
+    await db.query(`INSERT INTO gadgets VALUES ('g1', $1, 'Lamp', 900), ('g2', $1, 'Fan', 1200)`, [ws.workspaceId]);
+    await db.query(`INSERT INTO gadget_parts VALUES ('p1', 'g1', 'bulb', 2), ('p2', 'g1', 'switch', 1), ('p3', 'g2', 'blade', 1)`);
+
+    const registry = createRegistry([
+      {
+        name: 'Gadget',
+        table: 'gadgets',
+        key: 'id',
+        fields: { id: 'id', workspaceId: 'workspace_id', label: 'label', weightGrams: 'weight_grams' },
+        roots: { gadget: { argument: 'id' } },
+        relations: {
+          workspace: { resource: 'Workspace', kind: 'one', localField: 'workspaceId', foreignField: 'id' },
+          parts: { resource: 'GadgetPart', kind: 'many', localField: 'id', foreignField: 'gadgetId', orderBy: [{ field: 'position' }] },
+        },
+      },
+      {
+        name: 'GadgetPart',
+        table: 'gadget_parts',
+        key: 'id',
+        fields: { id: 'id', gadgetId: 'gadget_id', name: 'part_name', position: 'position' },
+        relations: { gadget: { resource: 'Gadget', kind: 'one', localField: 'gadgetId', foreignField: 'id' } },
+      },
+    ]);
+    const typeDefs = [
+      ...loadTypeDefs(),
+      /* GraphQL */ `
+        type Gadget { id: ID! label: String! weightGrams: Int! workspace: Workspace! parts: [GadgetPart!]! }
+        type GadgetPart { id: ID! name: String! position: Int! gadget: Gadget! }
+        extend type Query { gadget(id: ID!): Gadget }
+      `,
+    ];
+    const extended = await startTestApi(db, {}, { registry, typeDefs });
+    try {
+      const result = await extended.graphql(
+        `{ lamp: gadget(id: "g1") { label weightGrams workspace { name } parts { name position gadget { label } } }
+           fan: gadget(id: "g2") { label parts { name } }
+           none: gadget(id: "nope") { label } }`,
+      );
+      expect(result.body.errors).toBeUndefined();
+      expect(result.body.data).toEqual({
+        lamp: {
+          label: 'Lamp',
+          weightGrams: 900,
+          workspace: { name: 'Sized 1' },
+          parts: [
+            { name: 'switch', position: 1, gadget: { label: 'Lamp' } },
+            { name: 'bulb', position: 2, gadget: { label: 'Lamp' } },
+          ],
+        },
+        fan: { label: 'Fan', parts: [{ name: 'blade' }] },
+        none: null,
+      });
+    } finally {
+      await extended.close();
+    }
+  });
+
+  it('the public fixed operations and internal queries share the schema: enums read in GraphQL style', async () => {
+    const ws = await importFixture(db, sizedFixture(2), {});
+    const result = await api.graphql(`query($id: ID!) { workspace(id: $id) { courseRuns(status: [PUBLISHED]) { status } bookings(first: 1, source: [WIDGET]) { source status createdAt } } }`, { id: ws.workspaceId });
+    expect(result.body.data).toEqual({
+      workspace: {
+        courseRuns: [{ status: 'PUBLISHED' }, { status: 'PUBLISHED' }],
+        bookings: [{ source: 'WIDGET', status: 'CONFIRMED', createdAt: '2027-01-01T00:03:00.000Z' }],
+      },
+    });
+  });
+
+  it('refuses a request without the internal token', async () => {
+    const missing = await fetch(`${api.server.internalUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    expect(missing.status).toBe(401);
+    const wrong = await api.graphql('{ __typename }', {}, 'not-the-token-at-all');
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.errors?.[0]?.extensions?.code).toBe('invalid_api_key');
+  });
+
+  it('refuses a query nested too deep with a clear error, before running it', async () => {
+    const deep = `{ booking(id: "x") { courseRun { bookings { courseRun { bookings { courseRun { bookings { courseRun { bookings { id } } } } } } } } } }`;
+    const statements = await countStatements(async () => {
+      const result = await api.graphql(deep);
+      expect(result.status).toBe(400);
+      expect(result.body.errors?.[0]?.message).toMatch(/exceeds maximum operation depth/);
+    });
+    expect(statements).toBe(0);
+  });
+
+  it('refuses a query whose cost is too high with a clear error, before running it', async () => {
+    const costly = `{ workspace(id: "x") { bookings(first: 100) { courseRun { bookings(first: 100) { courseRun { bookings(first: 100) { id } } } } } } }`;
+    const statements = await countStatements(async () => {
+      const result = await api.graphql(costly);
+      expect(result.status).toBe(400);
+      expect(result.body.errors?.[0]?.extensions?.code).toBe('invalid_request');
+      expect(result.body.errors?.[0]?.message).toMatch(/Query cost \d+ exceeds the limit/);
+    });
+    expect(statements).toBe(0);
+  });
+
+  it('rejects an out-of-range first with invalid_request', async () => {
+    const ws = await importFixture(db, sizedFixture(1), {});
+    const bad = await api.graphql(`query($id: ID!) { workspace(id: $id) { bookings(first: 101) { id } } }`, { id: ws.workspaceId });
+    expect(bad.body.errors?.[0]?.extensions?.code).toBe('invalid_request');
+    expect(bad.body.errors?.[0]?.message).toBe('Argument "first" must be an integer from 1 to 100.');
+  });
+
+  it('masks unexpected errors: no SQL, no stack', async () => {
+    const ws = await importFixture(db, sizedFixture(1), {});
+    await db.query('ALTER TABLE participants RENAME COLUMN email TO email_moved');
+    try {
+      const result = await api.graphql(`query($id: ID!) { workspace(id: $id) { bookings(first: 1) { participant { email } } } }`, { id: ws.workspaceId });
+      expect(result.body.errors?.[0]).toMatchObject({ message: 'An unexpected error occurred.', extensions: { code: 'internal_error' } });
+      expect(JSON.stringify(result.body)).not.toMatch(/email_moved|SELECT|stack|\.ts:/);
+    } finally {
+      await db.query('ALTER TABLE participants RENAME COLUMN email_moved TO email');
+    }
+  });
+});

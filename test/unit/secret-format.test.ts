@@ -1,0 +1,64 @@
+import { crc32 } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import {
+  MAX_API_KEY_LENGTH,
+  generateApiKey,
+  generateFeedToken,
+  generateWebhookSecret,
+  isWellFormedApiKey,
+  isWellFormedFeedToken,
+} from '../../src/auth/secret-format.ts';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+describe('API key format (decisions.md: authentication)', () => {
+  it('is svc_api_ + 32 base62 characters + 6 base62 characters of a CRC32 of what precedes them', () => {
+    for (let i = 0; i < 200; i += 1) {
+      const key = generateApiKey();
+      expect(key).toMatch(/^svc_api_[0-9A-Za-z]{38}$/);
+      const value = [...key.slice(-6)].reduce((sum, char) => sum * 62 + BASE62.indexOf(char), 0);
+      expect(value).toBe(crc32(key.slice(0, -6)));
+      expect(isWellFormedApiKey(key)).toBe(true);
+    }
+  });
+
+  it('keys are random: 1,000 keys are all different', () => {
+    expect(new Set(Array.from({ length: 1000 }, generateApiKey)).size).toBe(1000);
+  });
+
+  it('a key with one character changed fails the checksum', () => {
+    const key = generateApiKey();
+    for (const position of [8, 20, 39, 41, 45]) {
+      const char = key[position] === 'a' ? 'b' : 'a';
+      expect(isWellFormedApiKey(key.slice(0, position) + char + key.slice(position + 1))).toBe(false);
+    }
+  });
+
+  it('refuses other prefixes, lengths and alphabets', () => {
+    const key = generateApiKey();
+    expect(isWellFormedApiKey(key.replace('svc_api_', 'svc_cal_'))).toBe(false);
+    expect(isWellFormedApiKey(`${key}0`)).toBe(false);
+    expect(isWellFormedApiKey(key.slice(0, -1))).toBe(false);
+    expect(isWellFormedApiKey(`${key.slice(0, 20)}-${key.slice(21)}`)).toBe(false);
+    expect(isWellFormedApiKey('')).toBe(false);
+  });
+
+  it('the maximum accepted length is 128 characters', () => {
+    expect(MAX_API_KEY_LENGTH).toBe(128);
+  });
+});
+
+describe('feed tokens and webhook secrets (decisions.md)', () => {
+  it('a feed token is svc_cal_ + 32 base62 characters', () => {
+    const token = generateFeedToken();
+    expect(token).toMatch(/^svc_cal_[0-9A-Za-z]{32}$/);
+    expect(isWellFormedFeedToken(token)).toBe(true);
+    expect(isWellFormedFeedToken(`${token}x`)).toBe(false);
+  });
+
+  it('a webhook secret is whsec_ + base64 of 32 random bytes', () => {
+    const secret = generateWebhookSecret();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(Buffer.from(secret.slice(6), 'base64')).toHaveLength(32);
+  });
+});
