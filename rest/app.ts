@@ -3,6 +3,7 @@ import { ApiError, isApiError, toApiError } from '../src/errors.ts';
 import { redactPath, type Logger } from '../src/logger.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
+import { calendarFeedRouter } from './routes/calendar-feed.ts';
 import { publicV1Router, type PublicV1Dependencies } from './routes/public-v1.ts';
 import { sendError } from './send-error.ts';
 
@@ -36,6 +37,7 @@ export function createPublicApp(deps: PublicAppDependencies): Express {
   });
 
   app.use('/api/public/v1', publicV1Router(deps));
+  app.use('/api/calendar/v1', calendarFeedRouter(deps));
 
   app.use((_req, _res, next) => next(new ApiError('not_found')));
 

@@ -1,17 +1,31 @@
 /** GraphQL results → the REST shapes of contract part 2. */
 
-interface GraphSession {
+export interface GraphSession {
   id: string;
   startsAt: string;
   durationMinutes: number;
   timeZone: string;
   location: string;
+  revision: number;
+  updatedAt: string;
 }
 
-interface GraphCourseRun {
+export interface GraphCourseRun {
   id: string;
-  template: { title: string; description: string };
+  template: { title: string; description: string; revision: number; updatedAt: string };
   sessions: GraphSession[];
+}
+
+export interface GraphCourseList {
+  workspace: { name: string; courses: GraphCourseRun[] } | null;
+}
+
+export interface Session {
+  id: string;
+  startsAt: string;
+  durationMinutes: number;
+  timeZone: string;
+  location: string;
 }
 
 interface GraphBooking {
@@ -28,7 +42,7 @@ export interface Course {
   id: string;
   title: string;
   description: string;
-  sessions: GraphSession[];
+  sessions: Session[];
 }
 
 export interface Booking {
@@ -42,12 +56,18 @@ export interface Booking {
 }
 
 export function toCourses(data: unknown): Course[] {
-  const runs = (data as { workspace: { courses: GraphCourseRun[] } | null }).workspace?.courses ?? [];
+  const runs = (data as GraphCourseList).workspace?.courses ?? [];
   return runs.map((run) => ({
     id: run.id,
     title: run.template.title,
     description: run.template.description,
-    sessions: run.sessions,
+    sessions: run.sessions.map((session) => ({
+      id: session.id,
+      startsAt: session.startsAt,
+      durationMinutes: session.durationMinutes,
+      timeZone: session.timeZone,
+      location: session.location,
+    })),
   }));
 }
 

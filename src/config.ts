@@ -31,6 +31,8 @@ export const configSchema = z
     RATE_LIMIT_WINDOW_S: positiveInt.default(60),
     AUTH_FAILURE_LIMIT: positiveInt.default(30),
     AUTH_FAILURE_WINDOW_S: positiveInt.default(60),
+    FEED_RATE_LIMIT_MAX: positiveInt.default(120),
+    FEED_RATE_LIMIT_WINDOW_S: positiveInt.default(60),
     KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
     TRUST_PROXY: bool.default(false),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -86,6 +86,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       windowSeconds: config.RATE_LIMIT_WINDOW_S,
       authFailureMax: config.AUTH_FAILURE_LIMIT,
       authFailureWindowSeconds: config.AUTH_FAILURE_WINDOW_S,
+      feedMax: config.FEED_RATE_LIMIT_MAX,
+      feedWindowSeconds: config.FEED_RATE_LIMIT_WINDOW_S,
       redisUrl: config.REDIS_URL,
       db,
     });

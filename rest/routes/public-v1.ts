@@ -1,11 +1,8 @@
 import { Router, type RequestHandler, type Response } from 'express';
-import type { ExecutionResult } from 'graphql';
 import type { Authenticator } from '../../src/auth/authenticator.ts';
 import type { Database } from '../../src/db/database.ts';
 import type { ResourceRegistry } from '../../src/db/resource.ts';
-import { ApiError, toApiError } from '../../src/errors.ts';
-import type { CompiledOperation, CompiledOperations } from '../../src/graphql/operations.ts';
-import { Loaders } from '../../src/loaders/loaders.ts';
+import type { CompiledOperations } from '../../src/graphql/operations.ts';
 import type { RateLimiters } from '../../src/rate-limit/limiters.ts';
 import { authenticate, type AuthenticatedLocals } from '../middleware/authenticate.ts';
 import { allowReadOnly } from '../middleware/method-guard.ts';
@@ -14,6 +11,7 @@ import { rejectQueryString } from '../middleware/reject-query.ts';
 import { requireScope } from '../middleware/require-scope.ts';
 import { JSON_CONTENT_TYPE } from '../send-error.ts';
 import { toBookings, toCourses } from '../resource-mappers.ts';
+import { runOperation } from '../run-operation.ts';
 
 export interface PublicV1Dependencies {
   db: Database;
@@ -35,16 +33,6 @@ export function publicV1Router(deps: PublicV1Dependencies): Router {
   const router = Router({ caseSensitive: true });
   const guard = [allowReadOnly, authenticate(deps.authenticator, deps.rateLimiters), rateLimitPerKey(deps.rateLimiters)];
 
-  async function run(operation: CompiledOperation, variables: Record<string, unknown>): Promise<unknown> {
-    const result: ExecutionResult = await operation.execute(variables, { loaders: new Loaders(deps.registry, deps.db) });
-    if (result.errors && result.errors.length > 0) {
-      const first = result.errors[0]!;
-      throw toApiError(first.originalError ?? first);
-    }
-    if (!result.data) throw new ApiError('internal_error');
-    return result.data;
-  }
-
   function sendData(res: Response, data: unknown): void {
     res.set('Cache-Control', 'private, no-store');
     res.type(JSON_CONTENT_TYPE);
@@ -53,14 +41,14 @@ export function publicV1Router(deps: PublicV1Dependencies): Router {
 
   router.all('/courses', routeName('courses'), ...guard, requireScope('courses:read'), rejectQueryString, async (_req, res) => {
     const { apiKey } = res.locals as AuthenticatedLocals;
-    const data = await run(deps.operations.courses, { workspaceId: apiKey.workspaceId });
+    const data = await runOperation(deps, deps.operations.courses, { workspaceId: apiKey.workspaceId });
     sendData(res, toCourses(data));
   });
 
   router.all('/bookings', routeName('bookings'), ...guard, requireScope('bookings:read'), rejectQueryString, async (_req, res) => {
     const { apiKey } = res.locals as AuthenticatedLocals;
     const withParticipant = apiKey.scopes.has('participants:read');
-    const data = await run(deps.operations.bookings, { workspaceId: apiKey.workspaceId, withParticipant });
+    const data = await runOperation(deps, deps.operations.bookings, { workspaceId: apiKey.workspaceId, withParticipant });
     sendData(res, toBookings(data, withParticipant));
   });
 

@@ -58,7 +58,14 @@ export const resources: readonly ResourceDefinition[] = [
     name: 'CourseTemplate',
     table: 'course_templates',
     key: 'id',
-    fields: { id: 'id', workspaceId: 'workspace_id', title: 'title', description: 'description' },
+    fields: {
+      id: 'id',
+      workspaceId: 'workspace_id',
+      title: 'title',
+      description: 'description',
+      revision: 'revision',
+      updatedAt: 'updated_at',
+    },
     roots: { courseTemplate: { argument: 'id' } },
   },
   {
@@ -109,6 +116,7 @@ export const resources: readonly ResourceDefinition[] = [
       timeZone: 'time_zone',
       location: 'location',
       status: 'status',
+      revision: 'revision',
       updatedAt: 'updated_at',
     },
     relations: {

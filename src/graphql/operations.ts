@@ -4,17 +4,19 @@ import type { GraphQLContext } from './schema.ts';
 
 /**
  * The fixed operations behind the public REST endpoints. They are parsed, validated and compiled
- * once at start-up; a request only supplies variables. The workspace id always comes from the
+ * once at start-up; a request only supplies variables. The calendar feed runs the same `courses`
+ * operation as /courses, so both list exactly the same sessions. The workspace id always comes from the
  * API key, and participant data is not even loaded unless the key holds participants:read.
  */
 export const operationSources = {
   courses: /* GraphQL */ `
     query PublicCourses($workspaceId: ID!) {
       workspace(id: $workspaceId) {
+        name
         courses {
           id
-          template { title description }
-          sessions(status: [SCHEDULED]) { id startsAt durationMinutes timeZone location }
+          template { title description revision updatedAt }
+          sessions(status: [SCHEDULED]) { id startsAt durationMinutes timeZone location revision updatedAt }
         }
       }
     }

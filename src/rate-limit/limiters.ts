@@ -19,6 +19,9 @@ export interface RateLimitOptions {
   /** Failed authentications per window and client address. */
   authFailureMax: number;
   authFailureWindowSeconds: number;
+  /** Calendar feed requests per window and feed token. */
+  feedMax: number;
+  feedWindowSeconds: number;
   redisUrl?: string | undefined;
   db: Database;
 }
@@ -37,6 +40,8 @@ export interface RateLimiters {
   consumeKey(keyId: string): Promise<RateLimitDecision>;
   /** Counts one failed authentication of a client address. */
   consumeAuthFailure(address: string): Promise<RateLimitDecision>;
+  /** Counts one calendar feed request of a feed token. */
+  consumeFeed(feedId: string): Promise<RateLimitDecision>;
   close(): Promise<void>;
 }
 
@@ -45,11 +50,13 @@ export async function createRateLimiters(options: RateLimitOptions): Promise<Rat
   const make = await storeFactory(options, closers);
   const perKey = make('rl_key', options.max, options.windowSeconds);
   const authFailures = make('rl_auth', options.authFailureMax, options.authFailureWindowSeconds);
+  const feeds = make('rl_feed', options.feedMax, options.feedWindowSeconds);
   return {
     max: options.max,
     windowSeconds: options.windowSeconds,
     consumeKey: (keyId) => consume(perKey, keyId),
     consumeAuthFailure: (address) => consume(authFailures, address),
+    consumeFeed: (feedId) => consume(feeds, feedId),
     async close() {
       for (const close of closers) await close();
     },

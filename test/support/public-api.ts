@@ -7,6 +7,8 @@ import { expectMatchesSpec, type CapturedResponse } from './openapi.ts';
 
 export interface TestApi {
   server: RunningServer;
+  /** Every log line the server wrote. */
+  logs: string[];
   url: string;
   /** Sends a request and checks the response against the OpenAPI document. */
   call(path: string, options?: RawRequestOptions & { key?: string }): Promise<CapturedResponse & { text: string }>;
@@ -36,9 +38,12 @@ export async function startTestApi(
     KEY_CACHE_TTL_MS: '0',
     ...env,
   });
-  const server = await startServer({ config, logger: createLogger('silent'), db, ...extra });
+  const logs: string[] = [];
+  const logger = createLogger('info', { write: (line: string) => void logs.push(line) });
+  const server = await startServer({ config, logger, db, ...extra });
   return {
     server,
+    logs,
     url: server.publicUrl,
     async call(path, options = {}) {
       const headers: Array<[string, string]> = [...(options.headers ?? [])];

@@ -1,0 +1,26 @@
+import type { ExecutionResult } from 'graphql';
+import type { Database } from '../src/db/database.ts';
+import type { ResourceRegistry } from '../src/db/resource.ts';
+import { ApiError, toApiError } from '../src/errors.ts';
+import type { CompiledOperation } from '../src/graphql/operations.ts';
+import { Loaders } from '../src/loaders/loaders.ts';
+
+export interface OperationRunner {
+  db: Database;
+  registry: ResourceRegistry;
+}
+
+/** Executes a pre-compiled operation in-process with fresh per-request loaders. */
+export async function runOperation(
+  runner: OperationRunner,
+  operation: CompiledOperation,
+  variables: Record<string, unknown>,
+): Promise<unknown> {
+  const result: ExecutionResult = await operation.execute(variables, { loaders: new Loaders(runner.registry, runner.db) });
+  if (result.errors && result.errors.length > 0) {
+    const first = result.errors[0]!;
+    throw toApiError(first.originalError ?? first);
+  }
+  if (!result.data) throw new ApiError('internal_error');
+  return result.data;
+}

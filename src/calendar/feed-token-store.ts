@@ -1,0 +1,71 @@
+import { requireManager } from '../auth/members.ts';
+import { generateFeedToken, sha256 } from '../auth/secret-format.ts';
+import type { Database } from '../db/database.ts';
+import { InputError } from '../input-error.ts';
+
+export const FEED_PATH_PREFIX = '/api/calendar/v1/';
+
+export interface IssuedFeedToken {
+  id: string;
+  /** The token itself: shown once, never stored. */
+  token: string;
+  /** The feed's path, token included, relative to the base address. */
+  path: string;
+}
+
+export interface FeedTokenSummary {
+  id: string;
+  name: string;
+  last4: string;
+  createdAt: string;
+  state: 'active' | 'revoked';
+}
+
+export function feedPath(token: string): string {
+  return `${FEED_PATH_PREFIX}${token}.ics`;
+}
+
+export async function createFeedToken(
+  db: Database,
+  input: { workspaceId: string; memberEmail: string; name?: string | undefined },
+): Promise<IssuedFeedToken> {
+  const name = input.name?.trim() || 'Calendar feed';
+  if (name.length > 200) throw new InputError('The feed name is longer than 200 characters');
+  const memberId = await requireManager(db, input.workspaceId, input.memberEmail);
+  const token = generateFeedToken();
+  const inserted = await db.query<{ id: string }>(
+    `INSERT INTO feed_tokens (workspace_id, name, token_hash, last4, created_by) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+    [input.workspaceId, name, sha256(token), token.slice(-4), memberId],
+  );
+  return { id: inserted.rows[0]!.id, token, path: feedPath(token) };
+}
+
+export async function listFeedTokens(db: Database, workspaceId: string): Promise<FeedTokenSummary[]> {
+  const found = await db.query<{ id: string; name: string; last4: string; created_at: Date; revoked_at: Date | null }>(
+    'SELECT id, name, last4, created_at, revoked_at FROM feed_tokens WHERE workspace_id = $1 ORDER BY created_at, id',
+    [workspaceId],
+  );
+  return found.rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    last4: row.last4,
+    createdAt: row.created_at.toISOString(),
+    state: row.revoked_at ? 'revoked' : 'active',
+  }));
+}
+
+export async function revokeFeedToken(db: Database, id: string): Promise<{ id: string; state: 'revoked' }> {
+  const updated = await db.query('UPDATE feed_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1', [id]);
+  if (updated.rowCount === 0) throw new InputError(`No feed token with id ${JSON.stringify(id)}`);
+  return { id, state: 'revoked' };
+}
+
+/** The active feed behind a token, or null; revocation takes effect at once (no cache). */
+export async function findActiveFeed(db: Database, token: string): Promise<{ id: string; workspaceId: string } | null> {
+  const found = await db.query<{ id: string; workspace_id: string }>(
+    'SELECT id, workspace_id FROM feed_tokens WHERE token_hash = $1 AND revoked_at IS NULL',
+    [sha256(token)],
+  );
+  const row = found.rows[0];
+  return row ? { id: row.id, workspaceId: row.workspace_id } : null;
+}
