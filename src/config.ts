@@ -36,11 +36,6 @@ export const configSchema = z
     KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
     TRUST_PROXY: bool.default(false),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  })
-  .superRefine((config, context) => {
-    if (config.RATE_LIMIT_STORE === 'redis' && !config.REDIS_URL) {
-      context.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'is required when RATE_LIMIT_STORE=redis' });
-    }
   });
 
 export type Config = z.infer<typeof configSchema>;
@@ -61,9 +56,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     Object.entries(env).filter(([name, value]) => name in configSchema.shape && value !== undefined && value !== ''),
   );
   const parsed = configSchema.safeParse(present);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
-  }
+  const problems = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  // Checked on the raw values too, so that it is reported together with every other problem.
+  if (present.RATE_LIMIT_STORE === 'redis' && !present.REDIS_URL) problems.push('REDIS_URL: is required when RATE_LIMIT_STORE=redis');
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   return parsed.data;
 }
 
