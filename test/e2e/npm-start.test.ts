@@ -1,0 +1,107 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+}
+
+function start(env: NodeJS.ProcessEnv): Promise<Started> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...env, PATH: process.env.PATH },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no banner in time:\n${text}`)), 60_000);
+    child.stdout!.on('data', () => {
+      if (text.includes('curl -s -H')) {
+        clearTimeout(timer);
+        resolve({ child, output: () => text });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code}:\n${text}`));
+    });
+  });
+}
+
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    child.once('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+}
+
+/** Runs a printed curl line's request with fetch: same URL, same header. */
+async function runCurlLine(line: string): Promise<{ status: number; body: unknown }> {
+  const match = /curl -s -H "Authorization: Bearer (\S+)" (\S+)/.exec(line);
+  if (!match) throw new Error(`not a curl line: ${line}`);
+  const response = await fetch(match[2]!, { headers: { Authorization: `Bearer ${match[1]}` } });
+  return { status: response.status, body: await response.json() };
+}
+
+describe('npm start on a fresh data directory', () => {
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'start-'));
+  });
+  afterAll(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('migrates, loads the demo workspace, prints two working demo keys with curl lines, and prints the same keys on the next start', async () => {
+    const env = { DATA_DIR: dataDir, PORT: '0', INTERNAL_PORT: '0', LOG_LEVEL: 'warn' };
+    const first = await start(env);
+    const banner = first.output();
+    const curlLines = banner.split('\n').filter((line) => line.includes('curl -s -H'));
+    expect(curlLines).toHaveLength(3);
+    const courses = await runCurlLine(curlLines[0]!);
+    expect(courses.status).toBe(200);
+    expect((courses.body as { data: unknown[] }).data.length).toBeGreaterThan(3);
+    const withParticipants = await runCurlLine(curlLines[1]!);
+    expect(JSON.stringify(withParticipants.body)).toContain('"participant"');
+    const withoutParticipants = await runCurlLine(curlLines[2]!);
+    expect(withoutParticipants.status).toBe(200);
+    expect(JSON.stringify(withoutParticipants.body)).not.toContain('"participant"');
+    expect(await stop(first.child)).toBe(0);
+
+    const second = await start(env);
+    const keys = (text: string) => [...text.matchAll(/svc_api_[0-9A-Za-z]{38}/g)].map((match) => match[0]);
+    expect(new Set(keys(second.output()))).toEqual(new Set(keys(banner)));
+    const again = await runCurlLine(second.output().split('\n').find((line) => line.includes('curl -s -H'))!);
+    expect(again.status).toBe(200);
+    expect(await stop(second.child)).toBe(0);
+  });
+
+  it('refuses to start with an invalid configuration, listing every problem', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, PORT: 'x', RATE_LIMIT_STORE: 'carrier-pigeon', DATA_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect(code).toBe(1);
+    expect(stderr).toContain('PORT');
+    expect(stderr).toContain('RATE_LIMIT_STORE');
+  });
+
+  it('says in the log why the internal listener is not started without INTERNAL_API_TOKEN', async () => {
+    const started = await start({ DATA_DIR: dataDir, PORT: '0', INTERNAL_PORT: '0', LOG_LEVEL: 'info' });
+    expect(started.output()).toContain('INTERNAL_API_TOKEN is not set');
+    expect(await stop(started.child)).toBe(0);
+  });
+});
