@@ -51,11 +51,11 @@ function parseWithNodeIcal(text: string): ParsedEvent[] {
     .map((event) => ({
       uid: event.uid,
       start: new Date(event.start).toISOString(),
-      durationSeconds: (new Date(event.end).getTime() - new Date(event.start).getTime()) / 1000,
+      durationSeconds: (new Date(event.end!).getTime() - new Date(event.start).getTime()) / 1000,
       summary: String(event.summary),
       location: String(event.location),
       sequence: Number(event.sequence),
-      lastModified: new Date(event.lastmodified).toISOString(),
+      lastModified: new Date(event.lastmodified!).toISOString(),
     }));
 }
 
