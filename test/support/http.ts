@@ -11,9 +11,14 @@ export interface RawRequestOptions {
 /** An HTTP request with full control over method, path and repeated headers (fetch normalises them). */
 export function rawRequest(baseUrl: string, path: string, options: RawRequestOptions = {}): Promise<CapturedResponse & { text: string }> {
   const url = new URL(baseUrl);
+  const pairs = [...(options.headers ?? [])];
+  // Node frames no body on GET by itself: without a length the bytes would read as a new request.
+  if (options.body !== undefined && !pairs.some(([name]) => name.toLowerCase() === 'content-length')) {
+    pairs.push(['Content-Length', String(Buffer.byteLength(options.body))]);
+  }
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, method: options.method ?? 'GET', path, headers: toHeaderObject(options.headers ?? []), insecureHTTPParser: false },
+      { host: url.hostname, port: url.port, method: options.method ?? 'GET', path, headers: toHeaderObject(pairs), insecureHTTPParser: false },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
