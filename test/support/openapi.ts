@@ -1,10 +1,13 @@
 import { readFileSync } from 'node:fs';
-import addFormats from 'ajv-formats';
+import ajvFormats from 'ajv-formats';
 import { OpenAPIBackend, type Document } from 'openapi-backend';
 import { parse } from 'yaml';
 import { expect } from 'vitest';
 
 export const spec = parse(readFileSync(new URL('../../openapi/public-v1.yaml', import.meta.url), 'utf8')) as Document;
+
+// ajv-formats is CommonJS: its function is the module itself or its `default`, by loader.
+const addFormats = ((ajvFormats as unknown as { default?: unknown }).default ?? ajvFormats) as (ajv: unknown) => void;
 
 let backend: OpenAPIBackend | null = null;
 

@@ -28,7 +28,7 @@ describe('configuration', () => {
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems.join('\n');
     for (const name of ['PORT', 'DATABASE_URL', 'REDIS_URL', 'INTERNAL_API_TOKEN', 'KEY_CACHE_TTL_MS']) expect(problems).toContain(name);
-    expect((error as ConfigError).message).toMatch(/^Invalid configuration:\n  - /);
+    expect((error as ConfigError).message).toMatch(/^Invalid configuration:\n {2}- /);
   });
 
   it('loads the demo only into the embedded database unless DEMO says otherwise', () => {
