@@ -12,6 +12,7 @@ function parameterName(pair: string): string {
     name = raw;
   }
   // The name is echoed to the client: no control characters, no secrets, bounded length.
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is replaced
   name = name.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?').replace(/svc_(api|cal)_\w*/g, '[redacted]');
   return name.length > MAX_NAME_LENGTH ? `${name.slice(0, MAX_NAME_LENGTH)}…` : name;
 }
