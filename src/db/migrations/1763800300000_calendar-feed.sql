@@ -24,7 +24,8 @@ CREATE FUNCTION bump_revision() RETURNS trigger
 BEGIN
   IF row(NEW.*) IS DISTINCT FROM row(OLD.*) THEN
     NEW.revision := OLD.revision + 1;
-    NEW.updated_at := greatest(now(), OLD.updated_at + interval '1 millisecond');
+    -- iCalendar times have whole seconds: move to a later second so LAST-MODIFIED moves too.
+    NEW.updated_at := greatest(now(), date_trunc('second', OLD.updated_at) + interval '1 second');
   END IF;
   RETURN NEW;
 END
