@@ -1,7 +1,7 @@
 import { ConfigError, loadConfig, wantsDemo } from './config.ts';
 import { ensureDatabaseDemo, ensureEmbeddedDemo, type DemoKeys } from './demo/demo.ts';
 import { createLogger } from './logger.ts';
-import { startServer } from './server.ts';
+import { startServer, type RunningServer } from './server.ts';
 
 function banner(publicUrl: string, internalUrl: string | null, demo: DemoKeys | null): string {
   const lines = [`Course booking public API v1 (Beta) on ${publicUrl}`, `  OpenAPI: ${publicUrl}/openapi/public-v1.yaml`];
@@ -34,13 +34,9 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger(config.LOG_LEVEL);
-  const server = await startServer({ config, logger });
-  let demo: DemoKeys | null = null;
-  if (wantsDemo(config)) {
-    demo = config.DATABASE_URL ? await ensureDatabaseDemo(server.db) : await ensureEmbeddedDemo(server.db, config.DATA_DIR);
-  }
-  process.stdout.write(`${banner(server.publicUrl, server.internalUrl, demo)}\n`);
-
+  // Signals are handled from the first moment: a SIGTERM that arrives while the server is still
+  // starting (or just after it printed its banner) must still end in a clean shutdown.
+  let server: RunningServer | null = null;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -51,11 +47,23 @@ async function main(): Promise<void> {
       process.exit(1);
     }, 15_000);
     deadline.unref();
-    await server.close();
+    await server?.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+
+  const started = await startServer({ config, logger });
+  server = started;
+  if (stopping) {
+    await started.close();
+    return;
+  }
+  let demo: DemoKeys | null = null;
+  if (wantsDemo(config)) {
+    demo = config.DATABASE_URL ? await ensureDatabaseDemo(started.db) : await ensureEmbeddedDemo(started.db, config.DATA_DIR);
+  }
+  process.stdout.write(`${banner(started.publicUrl, started.internalUrl, demo)}\n`);
 }
 
 main().catch((error: unknown) => {
