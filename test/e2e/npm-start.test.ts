@@ -1,8 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+import ICAL from 'ical.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectMatchesSpec } from '../support/openapi.ts';
+import { contractFixture } from '../support/seed.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -83,6 +87,51 @@ describe('npm start on a fresh data directory', () => {
     const again = await runCurlLine(second.output().split('\n').find((line) => line.includes('curl -s -H'))!);
     expect(again.status).toBe(200);
     expect(await stop(second.child)).toBe(0);
+  });
+
+  it('conformance from outside: CLI-made keys, an imported fixture and a demo calendar feed, all through the running server', async () => {
+    const started = await start({ DATA_DIR: dataDir, PORT: '0', INTERNAL_PORT: '0', LOG_LEVEL: 'warn' });
+    try {
+      const base = /on (http:\/\/\S+)/.exec(started.output())![1]!;
+      const demoWorkspace = /Demo workspace (ws_\w+)/.exec(started.output())![1]!;
+      // The CLI reaches the server's embedded database through its socket while it runs.
+      const cli = async (...argv: string[]) => {
+        const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...argv, '--json'], {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH, DATA_DIR: dataDir },
+        });
+        return JSON.parse(stdout) as Record<string, unknown>;
+      };
+      const fixturePath = join(dataDir, 'fixture.json');
+      await writeFile(fixturePath, JSON.stringify(contractFixture('Outside', 3)));
+      const imported = (await cli('import', '--file', fixturePath)) as { workspaceId: string; ids: Record<string, string> };
+      const issued = (await cli('key', 'create', '--workspace', imported.workspaceId, '--member', 'owner@seed.example', '--scopes', 'courses:read,bookings:read')) as { key: string };
+      const get = async (path: string, key?: string) => {
+        const response = await fetch(`${base}${path}`, key ? { headers: { Authorization: `Bearer ${key}` } } : {});
+        const body = response.headers.get('content-type')?.startsWith('application/json') ? await response.json() : await response.text();
+        const headers = Object.fromEntries(response.headers.entries());
+        await expectMatchesSpec('GET', path, { status: response.status, headers, body });
+        return { status: response.status, headers, body };
+      };
+      const courses = await get('/api/public/v1/courses', issued.key);
+      expect(courses.status).toBe(200);
+      expect((courses.body as { data: Array<{ id: string }> }).data.map((course) => course.id)).toEqual([imported.ids.r2, ...[imported.ids.r1!, imported.ids.r5!].sort()]);
+      const bookings = await get('/api/public/v1/bookings', issued.key);
+      expect((bookings.body as { data: unknown[] }).data).toHaveLength(3);
+      expect(JSON.stringify(bookings.body)).not.toContain('participant');
+      expect((await get('/api/public/v1/bookings?x=1', issued.key)).status).toBe(400);
+      expect((await get('/api/public/v1/courses')).status).toBe(401);
+
+      const feed = (await cli('feed', 'create', '--workspace', demoWorkspace, '--member', 'owner@northwind.example')) as { path: string };
+      const demoKey = /Key with every scope:\s+(svc_api_\w+)/.exec(started.output())![1]!;
+      const listed = (await get('/api/public/v1/courses', demoKey)).body as { data: Array<{ sessions: Array<{ id: string }> }> };
+      const calendar = await get(feed.path);
+      expect(calendar.status).toBe(200);
+      const events = new ICAL.Component(ICAL.parse(calendar.body as string)).getAllSubcomponents('vevent');
+      expect(events.map((event) => event.getFirstPropertyValue('uid'))).toEqual(listed.data.flatMap((course) => course.sessions.map((session) => session.id)));
+    } finally {
+      expect(await stop(started.child)).toBe(0);
+    }
   });
 
   it('refuses to start with an invalid configuration, listing every problem', async () => {
