@@ -20,15 +20,9 @@ export interface GraphCourseList {
   workspace: { name: string; courses: GraphCourseRun[] } | null;
 }
 
-export interface Session {
-  id: string;
-  startsAt: string;
-  durationMinutes: number;
-  timeZone: string;
-  location: string;
-}
+export type Session = Pick<GraphSession, 'id' | 'startsAt' | 'durationMinutes' | 'timeZone' | 'location'>;
 
-interface GraphBooking {
+export interface GraphBooking {
   id: string;
   courseRunId: string;
   source: string;
@@ -45,15 +39,7 @@ export interface Course {
   sessions: Session[];
 }
 
-export interface Booking {
-  id: string;
-  courseRunId: string;
-  source: string;
-  status: string;
-  createdAt: string;
-  updatedAt: string;
-  participant?: { name: string; email: string };
-}
+export type Booking = Omit<GraphBooking, 'participant'> & { participant?: { name: string; email: string } };
 
 export function toCourses(data: unknown): Course[] {
   const runs = (data as GraphCourseList).workspace?.courses ?? [];

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listApiKeys } from '../../src/auth/api-key-store.ts';
 import type { Database } from '../../src/db/database.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { captureStatements } from '../support/statements.ts';
 import { startTestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 
@@ -67,10 +68,9 @@ describe.each(databaseTargets())('data model rules enforced by the database on %
     // The periodic flush is off here so that only the explicit one below writes.
     const api = await startTestApi(db, { KEY_LAST_USED_FLUSH_MS: '0' });
     try {
-      const statements: string[] = [];
-      const stop = db.onQuery((text) => statements.push(text));
-      for (let i = 0; i < 5; i += 1) await api.call('/api/public/v1/courses', { key: one.coursesOnlyKey });
-      stop();
+      const statements = await captureStatements(db, async () => {
+        for (let i = 0; i < 5; i += 1) await api.call('/api/public/v1/courses', { key: one.coursesOnlyKey });
+      });
       expect(statements.filter((text) => /UPDATE api_keys/i.test(text))).toEqual([]);
       const before = (await listApiKeys(db, one.workspaceId)).find((key) => key.scopes.join() === 'courses:read')!;
       expect(before.lastUsedAt).toBeNull();

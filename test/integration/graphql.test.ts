@@ -4,6 +4,7 @@ import { createRegistry } from '../../src/db/registry.ts';
 import { loadTypeDefs } from '../../src/graphql/schema.ts';
 import { importFixture } from '../../src/fixtures/import-fixture.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { captureStatements } from '../support/statements.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 
 /** A workspace with `runs` published runs, each with 2 sessions and 2 bookings with participants. */
@@ -63,18 +64,7 @@ describe.each(databaseTargets())('internal GraphQL on %s', (target) => {
     await db?.close();
   });
 
-  const countStatements = async (work: () => Promise<unknown>) => {
-    let count = 0;
-    const stop = db.onQuery(() => {
-      count += 1;
-    });
-    try {
-      await work();
-    } finally {
-      stop();
-    }
-    return count;
-  };
+  const countStatements = async (work: () => Promise<unknown>) => (await captureStatements(db, work)).length;
 
   it('batches every relation: the same query over 3 course runs and over 300 sends the same number of statements', async () => {
     const small = await importFixture(db, sizedFixture(3), {});

@@ -3,6 +3,7 @@ import type { Database } from '../../src/db/database.ts';
 import { importDemo } from '../../src/demo/demo.ts';
 import { createApiKey } from '../../src/auth/api-key-store.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { captureStatements } from '../support/statements.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 
@@ -87,16 +88,10 @@ describe.each(databaseTargets())('GET /api/public/v1/bookings on %s', (target) =
   });
 
   it('participant data is not even read from the database without participants:read', async () => {
-    const statements: string[] = [];
-    const stop = db.onQuery((text) => statements.push(text));
-    try {
-      await list(ws.bookingsKey);
-      expect(statements.some((text) => text.includes('participants'))).toBe(false);
-      await list(ws.fullKey);
-      expect(statements.some((text) => text.includes('participants'))).toBe(true);
-    } finally {
-      stop();
-    }
+    const withoutScope = await captureStatements(db, () => list(ws.bookingsKey));
+    expect(withoutScope.some((text) => text.includes('participants'))).toBe(false);
+    const withScope = await captureStatements(db, () => list(ws.fullKey));
+    expect(withScope.some((text) => text.includes('participants'))).toBe(true);
   });
 
   it('contract 5 rule 5: a key with only courses:read calling /bookings gets 403 missing_scope', async () => {

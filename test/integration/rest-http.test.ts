@@ -3,6 +3,7 @@ import { revokeApiKey, rotateApiKey } from '../../src/auth/api-key-store.ts';
 import { generateApiKey } from '../../src/auth/secret-format.ts';
 import type { Database } from '../../src/db/database.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { captureStatements } from '../support/statements.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 
@@ -25,18 +26,7 @@ describe.each(databaseTargets())('HTTP surface and authentication on %s', (targe
     await db?.close();
   });
 
-  const countStatements = async (work: () => Promise<unknown>) => {
-    let count = 0;
-    const stop = db.onQuery(() => {
-      count += 1;
-    });
-    try {
-      await work();
-    } finally {
-      stop();
-    }
-    return count;
-  };
+  const countStatements = async (work: () => Promise<unknown>) => (await captureStatements(db, work)).length;
 
   describe('contract 5 rule 1: a missing, invalid, too long, revoked or rotated key gives 401 invalid_api_key', () => {
     it('a missing header gets 401 with WWW-Authenticate: Bearer', async () => {
