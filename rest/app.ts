@@ -2,6 +2,9 @@ import express, { type ErrorRequestHandler, type Express } from 'express';
 import { ApiError, isApiError, toApiError } from '../src/errors.ts';
 import { redactPath, type Logger } from '../src/logger.ts';
 import { requestLog } from './middleware/request-log.ts';
+import type { Metrics } from '../src/observability/metrics.ts';
+import { closeConnectionsWithBodies } from './middleware/close-with-body.ts';
+import { healthRouter } from './routes/health.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
 import { calendarFeedRouter } from './routes/calendar-feed.ts';
 import { publicV1Router, type PublicV1Dependencies } from './routes/public-v1.ts';
@@ -9,6 +12,7 @@ import { sendError } from './send-error.ts';
 
 export interface PublicAppDependencies extends PublicV1Dependencies {
   openapiYaml: string;
+  metrics: Metrics;
   logger: Logger;
   trustProxy?: boolean;
 }
@@ -28,10 +32,13 @@ export function createPublicApp(deps: PublicAppDependencies): Express {
   app.set('etag', false);
   app.set('case sensitive routing', true);
   app.set('trust proxy', deps.trustProxy ?? false);
-  app.use(requestLog(deps.logger));
+  app.use(requestLog(deps.logger, deps.metrics));
   app.use(securityHeaders);
+  app.use(closeConnectionsWithBodies);
+  app.use(healthRouter(deps.db));
 
   app.get('/openapi/public-v1.yaml', (_req, res) => {
+    res.locals.route = '/openapi/public-v1.yaml';
     res.type('application/yaml; charset=utf-8');
     res.send(deps.openapiYaml);
   });

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { createPublicApp } from '../rest/app.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import type { Config } from './config.ts';
@@ -12,7 +13,31 @@ import { compileOperations } from './graphql/operations.ts';
 import { createInternalApp, type InternalApp } from './graphql/internal-app.ts';
 import { createSchema } from './graphql/schema.ts';
 import type { Logger } from './logger.ts';
+import { Metrics } from './observability/metrics.ts';
 import { createRateLimiters, type RateLimiters } from './rate-limit/limiters.ts';
+
+const CLIENT_ERROR_BODY = JSON.stringify({ error: { code: 'invalid_request', message: 'The request could not be parsed.' } });
+
+/**
+ * Requests Node's parser refuses (a malformed request line, control characters, headers over
+ * 16 KiB) never reach the app: they still get the contract's error shape, then the connection closes.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  socket.end(
+    'HTTP/1.1 400 Bad Request\r\n' +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(CLIENT_ERROR_BODY)}\r\n` +
+      'Cache-Control: private, no-store\r\n' +
+      'X-Content-Type-Options: nosniff\r\n' +
+      'Referrer-Policy: no-referrer\r\n' +
+      'Connection: close\r\n\r\n' +
+      CLIENT_ERROR_BODY,
+  );
+}
 
 export const OPENAPI_PATH = new URL('../openapi/public-v1.yaml', import.meta.url);
 
@@ -93,7 +118,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     });
     closers.unshift(() => rateLimiters.close());
 
+    const metrics = new Metrics(db);
     const publicApp = createPublicApp({
+      metrics,
       db,
       registry,
       operations,
@@ -103,13 +130,24 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       trustProxy: config.TRUST_PROXY,
       openapiYaml: readFileSync(OPENAPI_PATH, 'utf8'),
     });
-    const publicServer = createServer(publicApp);
+    const publicServer = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 30_000, headersTimeout: 10_000 }, publicApp);
+    publicServer.on('clientError', answerClientError);
     const publicAddress = await listen(publicServer, config.PORT, config.HOST);
     closers.unshift(() => closeServer(publicServer));
 
     let internalUrl: string | null = null;
     if (config.INTERNAL_API_TOKEN) {
-      const internal: InternalApp = await createInternalApp({ schema, registry, db, token: config.INTERNAL_API_TOKEN });
+      const internal: InternalApp = await createInternalApp({
+        schema,
+        registry,
+        db,
+        token: config.INTERNAL_API_TOKEN,
+        extend: (app) => {
+          app.get('/metrics', async (_req, res) => {
+            res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+          });
+        },
+      });
       const internalServer = createServer(internal.app);
       const internalAddress = await listen(internalServer, config.INTERNAL_PORT, config.INTERNAL_HOST);
       closers.unshift(async () => {
@@ -118,7 +156,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       });
       internalUrl = urlOf(internalAddress);
     } else {
-      logger.warn('INTERNAL_API_TOKEN is not set: the internal GraphQL listener is not started');
+      logger.warn('INTERNAL_API_TOKEN is not set: the internal listener (GraphQL, metrics) is not started');
     }
 
     return {

@@ -30,6 +30,7 @@ export function authenticate(authenticator: Authenticator, limiters: RateLimiter
       if (!isApiError(error) || error.code !== 'invalid_api_key') return next(error);
       const decision = await limiters.consumeAuthFailure(req.ip ?? 'unknown');
       if (!decision.allowed) {
+        res.locals.limiter = 'authentication';
         return next(
           new ApiError('rate_limit_exceeded', 'Too many failed authentications from this address; wait for the time given in Retry-After.', {
             headers: { 'Retry-After': String(Math.max(1, decision.resetSeconds)) },

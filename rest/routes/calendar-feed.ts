@@ -43,6 +43,7 @@ export function calendarFeedRouter(deps: CalendarFeedDependencies): Router {
     if (!feed) return next(new ApiError('not_found'));
     const decision = await deps.rateLimiters.consumeFeed(feed.id);
     if (!decision.allowed) {
+      res.locals.limiter = 'feed';
       return next(new ApiError('rate_limit_exceeded', undefined, { headers: { 'Retry-After': String(Math.max(1, decision.resetSeconds)) } }));
     }
     const data = (await runOperation(deps, deps.operations.courses, { workspaceId: feed.workspaceId })) as GraphCourseList;

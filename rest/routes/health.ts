@@ -1,0 +1,35 @@
+import { readdirSync } from 'node:fs';
+import { Router } from 'express';
+import type { Database } from '../../src/db/database.ts';
+import { MIGRATIONS_DIR, MIGRATIONS_TABLE } from '../../src/db/migrate.ts';
+import { JSON_CONTENT_TYPE } from '../send-error.ts';
+
+const SHIPPED = readdirSync(MIGRATIONS_DIR)
+  .filter((file) => file.endsWith('.sql'))
+  .map((file) => file.replace(/\.sql$/, ''))
+  .sort();
+
+/** `/healthz`: the process answers. `/readyz`: the database answers and its schema is current. No auth, no data. */
+export function healthRouter(db: Database): Router {
+  const router = Router();
+  const send = (res: import('express').Response, status: number, body: object) => {
+    res.status(status).set('Cache-Control', 'no-store').type(JSON_CONTENT_TYPE).send(JSON.stringify(body));
+  };
+  router.get('/healthz', (_req, res) => {
+    res.locals.route = '/healthz';
+    send(res, 200, { status: 'ok' });
+  });
+  router.get('/readyz', async (_req, res) => {
+    res.locals.route = '/readyz';
+    try {
+      const applied = await db.query<{ name: string }>(`SELECT name FROM ${MIGRATIONS_TABLE}`);
+      const names = new Set(applied.rows.map((row) => row.name));
+      const pending = SHIPPED.filter((name) => !names.has(name));
+      if (pending.length > 0) return send(res, 503, { status: 'unavailable', reason: 'migrations pending' });
+      send(res, 200, { status: 'ready' });
+    } catch {
+      send(res, 503, { status: 'unavailable', reason: 'database unreachable' });
+    }
+  });
+  return router;
+}

@@ -1,0 +1,51 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Database } from '../db/database.ts';
+
+/** The service's Prometheus metrics, one registry per server (tests run several in a process). */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests: Counter<'route' | 'method' | 'status'>;
+  readonly requestDuration: Histogram<'route' | 'method' | 'status'>;
+  readonly rateLimitRejections: Counter<'limiter'>;
+  readonly authenticationFailures: Counter;
+
+  constructor(db: Database) {
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests on the public listener, by route, method and status.',
+      labelNames: ['route', 'method', 'status'],
+      registers: [this.registry],
+    });
+    this.requestDuration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time to answer a request on the public listener.',
+      labelNames: ['route', 'method', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [this.registry],
+    });
+    this.rateLimitRejections = new Counter({
+      name: 'rate_limit_rejections_total',
+      help: 'Requests answered 429, by limiter (key, authentication, feed).',
+      labelNames: ['limiter'],
+      registers: [this.registry],
+    });
+    this.authenticationFailures = new Counter({
+      name: 'authentication_failures_total',
+      help: 'Requests refused with 401 invalid_api_key.',
+      registers: [this.registry],
+    });
+    const pool = db.pool;
+    new Gauge({
+      name: 'db_pool_connections',
+      help: 'PostgreSQL pool connections by state.',
+      labelNames: ['state'],
+      registers: [this.registry],
+      collect() {
+        this.set({ state: 'total' }, pool.totalCount);
+        this.set({ state: 'idle' }, pool.idleCount);
+        this.set({ state: 'waiting' }, pool.waitingCount);
+      },
+    });
+  }
+}
