@@ -17,6 +17,21 @@ import { Metrics } from './observability/metrics.ts';
 import { createRateLimiters, type RateLimiters } from './rate-limit/limiters.ts';
 
 const CLIENT_ERROR_BODY = JSON.stringify({ error: { code: 'invalid_request', message: 'The request could not be parsed.' } });
+const METHOD_NOT_ALLOWED_BODY = JSON.stringify({ error: { code: 'method_not_allowed', message: 'This endpoint accepts only GET and HEAD.' } });
+
+function answerRaw(socket: Duplex, status: number, reason: string, body: string, extraHeaders = ''): void {
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      extraHeaders +
+      'Cache-Control: private, no-store\r\n' +
+      'X-Content-Type-Options: nosniff\r\n' +
+      'Referrer-Policy: no-referrer\r\n' +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}
 
 /**
  * Requests Node's parser refuses (a malformed request line, control characters, headers over
@@ -27,16 +42,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
     socket.destroy();
     return;
   }
-  socket.end(
-    'HTTP/1.1 400 Bad Request\r\n' +
-      'Content-Type: application/json; charset=utf-8\r\n' +
-      `Content-Length: ${Buffer.byteLength(CLIENT_ERROR_BODY)}\r\n` +
-      'Cache-Control: private, no-store\r\n' +
-      'X-Content-Type-Options: nosniff\r\n' +
-      'Referrer-Policy: no-referrer\r\n' +
-      'Connection: close\r\n\r\n' +
-      CLIENT_ERROR_BODY,
-  );
+  answerRaw(socket, 400, 'Bad Request', CLIENT_ERROR_BODY);
 }
 
 export const OPENAPI_PATH = new URL('../openapi/public-v1.yaml', import.meta.url);
@@ -132,6 +138,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     });
     const publicServer = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 30_000, headersTimeout: 10_000 }, publicApp);
     publicServer.on('clientError', answerClientError);
+    // Bodies are never read, so there is nothing to continue: answer as if Expect were absent.
+    publicServer.on('checkContinue', (req, res) => publicApp(req, res));
+    publicServer.on('connect', (_req, socket: Duplex) => answerRaw(socket, 405, 'Method Not Allowed', METHOD_NOT_ALLOWED_BODY, 'Allow: GET, HEAD\r\n'));
     const publicAddress = await listen(publicServer, config.PORT, config.HOST);
     closers.unshift(() => closeServer(publicServer));
 

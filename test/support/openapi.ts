@@ -45,7 +45,10 @@ interface HeaderObject {
  */
 export async function expectMatchesSpec(method: string, path: string, response: CapturedResponse): Promise<void> {
   const openapi = await api();
-  const operation = openapi.router.matchOperation({ method: method.toLowerCase(), path: path.split('?')[0]!, headers: {} });
+  const pathname = path.split('?')[0]!;
+  // Only canonical paths name a documented resource; `//x` or `/a/../b` are other paths to the server.
+  const canonical = !/\/\/|\/\.\.?(\/|$)/.test(pathname);
+  const operation = canonical ? openapi.router.matchOperation({ method: method.toLowerCase(), path: pathname, headers: {} }) : undefined;
   if (!operation) {
     expect(response.status, `${method} ${path} is not in the spec, so it must be 404 or 405`).toBeOneOf([404, 405]);
     const result = openapi.validator.validateResponse(response.body, 'listCourses', response.status === 405 ? 404 : 404);
