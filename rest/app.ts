@@ -13,6 +13,7 @@ import { sendError } from './send-error.ts';
 export interface PublicAppDependencies extends PublicV1Dependencies {
   openapiYaml: string;
   metrics: Metrics;
+  lifecycle: { draining: boolean };
   logger: Logger;
   trustProxy?: boolean;
 }
@@ -35,7 +36,12 @@ export function createPublicApp(deps: PublicAppDependencies): Express {
   app.use(requestLog(deps.logger, deps.metrics));
   app.use(securityHeaders);
   app.use(closeConnectionsWithBodies);
-  app.use(healthRouter(deps.db));
+  app.use((_req, res, next) => {
+    // While draining, every answer ends its connection so that clients reconnect elsewhere.
+    if (deps.lifecycle.draining) res.set('Connection', 'close');
+    next();
+  });
+  app.use(healthRouter(deps.db, deps.lifecycle));
 
   app.get('/openapi/public-v1.yaml', (_req, res) => {
     res.locals.route = '/openapi/public-v1.yaml';

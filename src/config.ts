@@ -35,6 +35,7 @@ export const configSchema = z
     FEED_RATE_LIMIT_WINDOW_S: positiveInt.default(60),
     KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
     KEY_LAST_USED_FLUSH_MS: z.coerce.number().int().min(0).default(5000),
+    SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
     TRUST_PROXY: bool.default(false),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   });

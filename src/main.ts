@@ -47,7 +47,13 @@ async function main(): Promise<void> {
       process.exit(1);
     }, 15_000);
     deadline.unref();
-    await server?.close();
+    if (server) {
+      // A terminating instance first stops looking ready, so that load balancers send no more
+      // traffic, then stops accepting and finishes what is in flight.
+      server.drain();
+      if (signal === 'SIGTERM' && config.SHUTDOWN_DRAIN_MS > 0) await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_MS));
+      await server.close();
+    }
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

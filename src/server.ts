@@ -62,6 +62,8 @@ export interface RunningServer {
   readonly publicUrl: string;
   readonly internalUrl: string | null;
   readonly authenticator: Authenticator;
+  /** Marks the instance as going away: /readyz answers 503 and connections close after their answer. */
+  drain(): void;
   close(): Promise<void>;
 }
 
@@ -125,7 +127,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     closers.unshift(() => rateLimiters.close());
 
     const metrics = new Metrics(db);
+    const lifecycle = { draining: false };
     const publicApp = createPublicApp({
+      lifecycle,
       metrics,
       db,
       registry,
@@ -173,6 +177,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       publicUrl: urlOf(publicAddress),
       internalUrl,
       authenticator,
+      drain() {
+        lifecycle.draining = true;
+      },
       async close() {
         for (const close of closers.splice(0)) await close().catch((error: unknown) => logger.error({ err: error }, 'close failed'));
       },

@@ -9,8 +9,11 @@ const SHIPPED = readdirSync(MIGRATIONS_DIR)
   .map((file) => file.replace(/\.sql$/, ''))
   .sort();
 
-/** `/healthz`: the process answers. `/readyz`: the database answers and its schema is current. No auth, no data. */
-export function healthRouter(db: Database): Router {
+/**
+ * `/healthz`: the process answers. `/readyz`: the database answers, its schema is current and the
+ * instance is not shutting down. No auth, no data.
+ */
+export function healthRouter(db: Database, lifecycle: { draining: boolean }): Router {
   const router = Router();
   const send = (res: import('express').Response, status: number, body: object) => {
     res.status(status).set('Cache-Control', 'no-store').type(JSON_CONTENT_TYPE).send(JSON.stringify(body));
@@ -21,6 +24,7 @@ export function healthRouter(db: Database): Router {
   });
   router.get('/readyz', async (_req, res) => {
     res.locals.route = '/readyz';
+    if (lifecycle.draining) return send(res, 503, { status: 'unavailable', reason: 'shutting down' });
     try {
       const applied = await db.query<{ name: string }>(`SELECT name FROM ${MIGRATIONS_TABLE}`);
       const names = new Set(applied.rows.map((row) => row.name));

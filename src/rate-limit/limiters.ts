@@ -1,5 +1,4 @@
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import {
   RateLimiterMemory,
   RateLimiterPostgres,
@@ -88,19 +87,16 @@ async function storeFactory(options: RateLimitOptions, closers: Array<() => Prom
         });
     }
     case 'postgres': {
-      // The store names its prepared statements. On the embedded database every pool connection
-      // shares one backend, so the store gets a single connection of its own.
-      const pool =
+      // The store names its prepared statements. On the embedded database every connection, of
+      // every process, shares one backend where those names would collide: there they go unnamed.
+      const pool = options.db.pool;
+      const storeClient =
         options.db.kind === 'embedded'
-          ? new pg.Pool({ connectionString: options.db.connectionString, max: 1 })
-          : options.db.pool;
-      if (pool !== options.db.pool) {
-        pool.on('error', () => {});
-        closers.push(() => pool.end());
-      }
+          ? { query: (query: { text: string; values?: unknown[] }) => pool.query({ text: query.text, values: query.values ?? [] }) }
+          : pool;
       return (keyPrefix, points, duration) =>
         new RateLimiterPostgres({
-          storeClient: pool,
+          storeClient,
           storeType: 'pool',
           tableName: 'rate_limits',
           tableCreated: true,

@@ -1,0 +1,139 @@
+import { request } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { revokeApiKey } from '../../src/auth/api-key-store.ts';
+import { openDatabase, type Database } from '../../src/db/database.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { databaseTargets, openTestDatabase, type DatabaseTarget } from '../support/databases.ts';
+import { contractFixture, seedWorkspace } from '../support/seed.ts';
+import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+
+const COURSES = '/api/public/v1/courses';
+
+/** One GET without keep-alive; resolves with the status, or with the error of a failed exchange. */
+function get(url: string, key: string): Promise<{ status: number } | { error: string; sent: boolean }> {
+  return new Promise((resolve) => {
+    let sent = false;
+    const req = request(`${url}${COURSES}`, { headers: { Authorization: `Bearer ${key}`, Connection: 'close' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
+      res.on('error', (error) => resolve({ error: error.message, sent: true }));
+    });
+    req.on('socket', (socket) => socket.on('connect', () => (sent = true)));
+    req.on('error', (error) => resolve({ error: (error as NodeJS.ErrnoException).code ?? error.message, sent }));
+    req.end();
+  });
+}
+
+interface Deployment {
+  db: Database;
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** A database several server processes share: a real PostgreSQL, or this process's embedded one through its socket. */
+async function deploy(target: DatabaseTarget): Promise<Deployment> {
+  if (target === 'postgres') {
+    const db = await openTestDatabase('postgres');
+    return { db, env: { DATABASE_URL: db.connectionString }, close: () => db.close() };
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'scale-out-'));
+  const db = await openDatabase({ dataDir: dir, shareEmbedded: true, poolSize: 20 });
+  await migrate(db);
+  return {
+    db,
+    env: { DATA_DIR: dir },
+    async close() {
+      await db.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const stores = ['postgres', ...(process.env.REDIS_URL ? ['redis'] : [])];
+const cases = databaseTargets().flatMap((target) => stores.map((store) => [target, store] as const));
+
+describe.each(cases)('two API processes on %s sharing the %s rate-limit store', (target, store) => {
+  let deployment: Deployment;
+  let one: ServerProcess;
+  let two: ServerProcess;
+
+  beforeAll(async () => {
+    deployment = await deploy(target);
+    const env = { ...deployment.env, RATE_LIMIT_STORE: store, ...(store === 'redis' ? { REDIS_URL: process.env.REDIS_URL! } : {}) };
+    [one, two] = await Promise.all([startServerProcess(env), startServerProcess(env)]);
+  });
+  afterAll(async () => {
+    await one?.stop();
+    await two?.stop();
+    await deployment?.close();
+  });
+
+  it('200 concurrent requests with one key spread over both give exactly 120 successes inside the window', async () => {
+    const ws = await seedWorkspace(deployment.db, contractFixture(`Shared ${store}`, 1));
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => get(i % 2 === 0 ? one.url : two.url, ws.coursesOnlyKey)));
+    const statuses = results.map((result) => ('status' in result ? result.status : result.error));
+    expect(statuses.filter((status) => status === 200)).toHaveLength(120);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(80);
+  });
+
+  it('a key revoked through one instance is refused by the other within 1 s', async () => {
+    const ws = await seedWorkspace(deployment.db, contractFixture(`Revoked ${store}`, 1));
+    expect(await get(one.url, ws.fullKey)).toEqual({ status: 200 });
+    expect(await get(two.url, ws.fullKey)).toEqual({ status: 200 });
+    const id = (await deployment.db.query<{ id: string }>('SELECT id FROM api_keys WHERE last4 = $1', [ws.fullKey.slice(-4)])).rows[0]!.id;
+    const revokedAt = Date.now();
+    await revokeApiKey(deployment.db, id);
+    let refusedAt = 0;
+    while (Date.now() - revokedAt < 3000) {
+      const [a, b] = await Promise.all([get(one.url, ws.fullKey), get(two.url, ws.fullKey)]);
+      if ('status' in a && 'status' in b && a.status === 401 && b.status === 401) {
+        refusedAt = Date.now();
+        break;
+      }
+    }
+    expect(refusedAt).toBeGreaterThan(0);
+    expect(refusedAt - revokedAt).toBeLessThan(1000);
+  });
+
+  it('logs of both processes contain no API key, feed token or webhook secret', async () => {
+    const ws = await seedWorkspace(deployment.db, contractFixture(`Logs ${store}`, 1));
+    await get(one.url, ws.fullKey);
+    await get(two.url, `${ws.fullKey.slice(0, -1)}x`);
+    for (const server of [one, two]) {
+      expect(server.output()).toContain('"msg":"request"');
+      expect(server.output()).not.toMatch(/svc_api_[0-9A-Za-z]{6,}|svc_cal_[0-9A-Za-z]{6,}|whsec_/);
+    }
+  });
+});
+
+describe.each(databaseTargets())('graceful shutdown on %s', (target) => {
+  it('SIGTERM under load: every request in flight completes, the process exits 0', async () => {
+    const deployment = await deploy(target);
+    try {
+      const ws = await seedWorkspace(deployment.db, contractFixture('Shutdown', 20));
+      const server = await startServerProcess({ ...deployment.env, RATE_LIMIT_MAX: '100000', SHUTDOWN_DRAIN_MS: '300' });
+      const outcomes: Array<{ status: number } | { error: string; sent: boolean }> = [];
+      let stopping = false;
+      const loop = async () => {
+        while (!stopping) outcomes.push(await get(server.url, ws.fullKey));
+      };
+      const loops = Array.from({ length: 16 }, loop);
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      // From SIGTERM on no new request starts; every one already sent must complete.
+      const exited = server.stop();
+      stopping = true;
+      await Promise.all(loops);
+      const code = await exited;
+      expect(code).toBe(0);
+      const served = outcomes.filter((outcome) => 'status' in outcome);
+      expect(served.length).toBeGreaterThan(20);
+      expect(served.every((outcome) => outcome.status === 200)).toBe(true);
+      expect(outcomes.filter((outcome) => 'error' in outcome)).toEqual([]);
+    } finally {
+      await deployment.close();
+    }
+  });
+});
