@@ -12,5 +12,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Most test time is spent waiting on databases and child processes, not on the CPU.
+    maxWorkers: 3,
   },
 });
