@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import ICAL from 'ical.js';
 import ical from 'node-ical';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -95,7 +96,7 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
     );
   };
 
-  it('parses with ical.js and node-ical and yields exactly the sessions of /courses', async () => {
+  it('decisions calendar content: parses with ical.js and node-ical and yields exactly the sessions of /courses', async () => {
     const response = await api.call(path);
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe('text/calendar; charset=utf-8');
@@ -107,7 +108,7 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
     }
   });
 
-  it('keeps titles and locations with emoji, accents, commas, semicolons, backslashes and newlines intact, folded at 75 octets', async () => {
+  it('decisions calendar content: keeps titles and locations with emoji, accents, commas, semicolons, backslashes and newlines intact, folded at 75 octets', async () => {
     const response = await api.call(path);
     for (const parse of [parseWithIcalJs, parseWithNodeIcal]) {
       const events = parse(response.text);
@@ -126,7 +127,7 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
     expect(raw.includes(Buffer.from('\r\n '))).toBe(true);
   });
 
-  it('carries the calendar properties of decisions.md', async () => {
+  it('decisions calendar content: carries UID, DTSTAMP, DTSTART in UTC, DURATION, SUMMARY, LOCATION, DESCRIPTION, X-WR-CALNAME and REFRESH-INTERVAL', async () => {
     const { text } = await api.call(path);
     expect(text).toMatch(/^BEGIN:VCALENDAR\r\nVERSION:2\.0\r\n/);
     expect(text).toContain('REFRESH-INTERVAL;VALUE=DURATION:PT1H\r\n');
@@ -138,12 +139,12 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
     expect(event).toMatch(/\r\nDTSTART:\d{8}T\d{6}Z\r\n/);
   });
 
-  it('contains no personal data', async () => {
+  it('decisions calendar personal data: contains none', async () => {
     const { text } = await api.call(path);
     expect(text).not.toMatch(/@calendar\.example|Person \d|seed\.example|Olivia/);
   });
 
-  it('answers If-None-Match with the current ETag by 304, and changes ETag, SEQUENCE and LAST-MODIFIED when a session changes', async () => {
+  it('decisions calendar headers: answers If-None-Match with the current ETag by 304, and changes ETag, SEQUENCE and LAST-MODIFIED when a session changes', async () => {
     const first = await api.call(path);
     const etag = first.headers.etag!;
     expect(etag).toMatch(/^"[\w-]+"$/);
@@ -167,7 +168,7 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
     expect(parseWithIcalJs(changed.text).map((event) => event.uid).sort()).toEqual(parseWithIcalJs(first.text).map((event) => event.uid).sort());
   });
 
-  it('answers unknown, malformed and revoked tokens with the same 404, saying nothing about why', async () => {
+  it('decisions calendar token: answers unknown, malformed and revoked tokens with the same 404, saying nothing about why', async () => {
     const issued = await createFeedToken(db, { workspaceId: ws.workspaceId, memberEmail: OWNER_EMAIL });
     expect((await api.call(issued.path)).status).toBe(200);
     await revokeFeedToken(db, issued.id);
@@ -179,6 +180,20 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
     }
     expect(bodies.size).toBe(1);
     expect([...bodies][0]).toBe(JSON.stringify({ error: { code: 'not_found', message: 'No resource exists at this path.' } }));
+  });
+
+  it('decisions calendar token: several tokens per workspace, each stored only as a SHA-256 hash', async () => {
+    const a = await createFeedToken(db, { workspaceId: ws.workspaceId, memberEmail: OWNER_EMAIL, name: 'A' });
+    const b = await createFeedToken(db, { workspaceId: ws.workspaceId, memberEmail: OWNER_EMAIL, name: 'B' });
+    expect((await api.call(a.path)).status).toBe(200);
+    expect((await api.call(b.path)).status).toBe(200);
+    const rows = await db.query("SELECT *, encode(token_hash, 'hex') AS hex FROM feed_tokens WHERE workspace_id = $1", [ws.workspaceId]);
+    const stored = JSON.stringify(rows.rows);
+    for (const token of [a.token, b.token]) {
+      expect(stored).not.toContain(token);
+      expect(stored).not.toContain(token.slice(8, 30));
+      expect(stored).toContain(createHash('sha256').update(token).digest('hex'));
+    }
   });
 
   it('never writes a feed token into a log line', async () => {
