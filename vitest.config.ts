@@ -9,6 +9,7 @@ export default defineConfig({
   resolve: { alias: { graphql: require.resolve('graphql') } },
   test: {
     include: ['test/**/*.test.ts'],
+    setupFiles: ['test/support/no-secrets-in-logs.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

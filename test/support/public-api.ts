@@ -24,6 +24,9 @@ export interface GraphQLResponse {
 
 export const INTERNAL_TOKEN = 'internal-test-token-0123456789';
 
+/** Every log line of every server this test file started (checked for secrets after the file). */
+export const capturedLogs: string[] = [];
+
 export async function startTestApi(
   db: Database,
   env: Record<string, string> = {},
@@ -39,7 +42,12 @@ export async function startTestApi(
     ...env,
   });
   const logs: string[] = [];
-  const logger = createLogger('info', { write: (line: string) => void logs.push(line) });
+  const logger = createLogger('info', {
+    write: (line: string) => {
+      logs.push(line);
+      capturedLogs.push(line);
+    },
+  });
   const server = await startServer({ config, logger, db, ...extra });
   return {
     server,
