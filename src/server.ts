@@ -127,6 +127,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     closers.unshift(() => rateLimiters.close());
 
     const metrics = new Metrics(db);
+    closers.unshift(async () => metrics.dispose());
     const lifecycle = { draining: false };
     const publicApp = createPublicApp({
       lifecycle,

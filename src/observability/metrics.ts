@@ -8,6 +8,8 @@ export class Metrics {
   readonly requestDuration: Histogram<'route' | 'method' | 'status'>;
   readonly rateLimitRejections: Counter<'limiter'>;
   readonly authenticationFailures: Counter;
+  readonly statements: Counter;
+  readonly #stopCounting: () => void;
 
   constructor(db: Database) {
     collectDefaultMetrics({ register: this.registry });
@@ -35,6 +37,12 @@ export class Metrics {
       help: 'Requests refused with 401 invalid_api_key.',
       registers: [this.registry],
     });
+    this.statements = new Counter({
+      name: 'db_statements_total',
+      help: 'SQL statements sent through the request path (authentication, rate limits, queries).',
+      registers: [this.registry],
+    });
+    this.#stopCounting = db.onQuery(() => this.statements.inc());
     const pool = db.pool;
     new Gauge({
       name: 'db_pool_connections',
@@ -47,5 +55,9 @@ export class Metrics {
         this.set({ state: 'waiting' }, pool.waitingCount);
       },
     });
+  }
+
+  dispose(): void {
+    this.#stopCounting();
   }
 }
