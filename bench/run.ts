@@ -1,0 +1,384 @@
+/**
+ * `npm run bench`: seeds S, M and L, then measures the GraphQL-backed facade against the
+ * hand-written baseline on the same database, and writes docs/benchmarks.md.
+ *
+ * BENCH_DURATION_S (default 10) and BENCH_WARMUP_S (default 3) set the load phases.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { createApiKey } from '../src/auth/api-key-store.ts';
+import { openDatabase, type Database } from '../src/db/database.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { importFixture } from '../src/fixtures/import-fixture.ts';
+import { SIZES, fixtureFor, type SizeSpec } from './sizes.ts';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+const DURATION = Number(process.env.BENCH_DURATION_S ?? 10);
+const WARMUP = Number(process.env.BENCH_WARMUP_S ?? 3);
+const CONNECTIONS = 64;
+const INTERNAL_TOKEN = randomBytes(24).toString('hex');
+
+function log(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${url} did not answer in time`);
+}
+
+interface Served {
+  name: 'facade' | 'baseline';
+  url: string;
+  child: ChildProcess;
+  statements(): Promise<number>;
+}
+
+async function startFacade(env: Record<string, string>): Promise<Served> {
+  const port = await freePort();
+  const internalPort = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      ...env,
+      PORT: String(port),
+      INTERNAL_PORT: String(internalPort),
+      INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+      DEMO: 'false',
+      // The rate limit is lifted by configuration only; every other setting is production's.
+      RATE_LIMIT_MAX: '1000000000',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${url}/healthz`);
+  return {
+    name: 'facade',
+    url,
+    child,
+    async statements() {
+      const text = await (await fetch(`http://127.0.0.1:${internalPort}/metrics`)).text();
+      return Number(/^db_statements_total (\d+)/m.exec(text)?.[1] ?? Number.NaN);
+    },
+  };
+}
+
+async function startBaseline(connectionString: string): Promise<Served> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/baseline.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, DATABASE_URL: connectionString, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${url}/stats`);
+  return {
+    name: 'baseline',
+    url,
+    child,
+    async statements() {
+      return ((await (await fetch(`${url}/stats`)).json()) as { statements: number }).statements;
+    },
+  };
+}
+
+async function peakRssMb(child: ChildProcess): Promise<number> {
+  const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  await new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+interface Keys {
+  full: string;
+  limited: string;
+}
+
+async function seed(db: Database, size: SizeSpec): Promise<Keys> {
+  const started = Date.now();
+  const { workspaceId } = await importFixture(db, fixtureFor(size), {});
+  const key = async (scopes: string) => (await createApiKey(db, { workspaceId, memberEmail: 'owner@bench.example', scopes })).key;
+  const keys = { full: await key('courses:read,bookings:read,participants:read'), limited: await key('courses:read,bookings:read') };
+  log(`seeded ${size.name} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return keys;
+}
+
+const ENDPOINTS = [
+  { label: '/courses', path: '/api/public/v1/courses', key: 'full' as const },
+  { label: '/bookings', path: '/api/public/v1/bookings', key: 'limited' as const },
+  { label: '/bookings + participants:read', path: '/api/public/v1/bookings', key: 'full' as const },
+];
+
+async function body(url: string, key: string): Promise<string> {
+  const response = await fetch(url, { headers: { Authorization: `Bearer ${key}` } });
+  if (response.status !== 200) throw new Error(`${url} answered ${response.status}`);
+  return response.text();
+}
+
+interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  statementsPerRequest: number;
+  errors: number;
+}
+
+async function load(server: Served, path: string, key: string): Promise<LoadResult> {
+  const options = { url: `${server.url}${path}`, connections: CONNECTIONS, headers: { authorization: `Bearer ${key}` } };
+  await autocannon({ ...options, duration: WARMUP });
+  const before = await server.statements();
+  const result = await autocannon({ ...options, duration: DURATION });
+  const after = await server.statements();
+  const requests = result.requests.total;
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    statementsPerRequest: requests > 0 ? (after - before) / requests : Number.NaN,
+    errors: result.errors + result.non2xx,
+  };
+}
+
+async function medianMs(url: string, key: string, times = 7): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < times; i += 1) {
+    const started = process.hrtime.bigint();
+    await body(url, key);
+    samples.push(Number(process.hrtime.bigint() - started) / 1e6);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[Math.floor(samples.length / 2)]!;
+}
+
+async function coldStart(): Promise<number> {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-cold-'));
+  const port = await freePort();
+  const started = Date.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, DATA_DIR: dir, PORT: String(port), INTERNAL_PORT: String(await freePort()), LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  try {
+    for (;;) {
+      const key = /Key with every scope:\s+(svc_api_\w+)/.exec(out)?.[1];
+      if (key) {
+        const response = await fetch(`http://127.0.0.1:${port}/api/public/v1/courses`, { headers: { Authorization: `Bearer ${key}` } });
+        if (response.status === 200) return Date.now() - started;
+      }
+      if (Date.now() - started > 60_000) throw new Error('cold start took more than 60 s');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    await stop(child);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function openBenchDatabase(): Promise<{ db: Database; kind: string; version: string; serverEnv: Record<string, string>; close(): Promise<void> }> {
+  if (process.env.DATABASE_URL) {
+    const name = `bench_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    const url = new URL(process.env.DATABASE_URL);
+    url.pathname = `/${name}`;
+    const db = await openDatabase({ url: url.toString(), poolSize: 4 });
+    const version = (await db.query<{ v: string }>('SHOW server_version')).rows[0]!.v;
+    return {
+      db,
+      kind: 'PostgreSQL',
+      version,
+      serverEnv: { DATABASE_URL: url.toString() },
+      async close() {
+        await db.close();
+        const dropper = new pg.Client({ connectionString: process.env.DATABASE_URL });
+        await dropper.connect();
+        await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await dropper.end();
+      },
+    };
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'bench-'));
+  const db = await openDatabase({ dataDir: dir, shareEmbedded: true, poolSize: 4 });
+  const version = (await db.query<{ v: string }>('SHOW server_version')).rows[0]!.v;
+  return {
+    db,
+    kind: 'embedded PGlite',
+    version,
+    // The servers reach this process's embedded database through its socket.
+    serverEnv: { DATA_DIR: dir },
+    async close() {
+      await db.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const round = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+
+async function main(): Promise<void> {
+  const database = await openBenchDatabase();
+  const { db } = database;
+  await migrate(db);
+  const keys = new Map<string, Keys>();
+  for (const size of SIZES) keys.set(size.name, await seed(db, size));
+  const facade = await startFacade(database.serverEnv);
+  const baseline = await startBaseline(db.connectionString);
+  const rows: string[] = [];
+  const checks: string[] = [];
+  try {
+    for (const size of SIZES) {
+      const sizeKeys = keys.get(size.name)!;
+      for (const endpoint of ENDPOINTS) {
+        const key = sizeKeys[endpoint.key];
+        const [a, b] = await Promise.all([body(`${facade.url}${endpoint.path}`, key), body(`${baseline.url}${endpoint.path}`, key)]);
+        if (a !== b) throw new Error(`${size.name} ${endpoint.label}: the facade's body differs from the baseline's`);
+      }
+      checks.push(`${size.name}: bodies byte-identical on all three endpoints`);
+    }
+    log('bodies are byte-identical');
+
+    const results = new Map<string, LoadResult>();
+    for (const size of SIZES.filter((spec) => spec.name !== 'L')) {
+      for (const endpoint of ENDPOINTS) {
+        const key = keys.get(size.name)![endpoint.key];
+        // Facade and baseline alternate, twice, and each keeps its better run.
+        for (const server of [facade, baseline, facade, baseline]) {
+          log(`${size.name} ${endpoint.label} ${server.name}`);
+          const result = await load(server, endpoint.path, key);
+          const id = `${size.name}|${endpoint.label}|${server.name}`;
+          const previous = results.get(id);
+          if (!previous || result.rps > previous.rps) results.set(id, result);
+        }
+        const f = results.get(`${size.name}|${endpoint.label}|facade`)!;
+        const g = results.get(`${size.name}|${endpoint.label}|baseline`)!;
+        rows.push(
+          `| ${size.name} | ${endpoint.label} | ${round(f.rps, 0)} | ${round(g.rps, 0)} | **${round(f.rps / g.rps, 2)}×** | ${round(f.p50)} / ${round(f.p99)} | ${round(g.p50)} / ${round(g.p99)} | ${round(f.statementsPerRequest, 2)} | ${round(g.statementsPerRequest, 2)} | ${f.errors + g.errors} |`,
+        );
+      }
+    }
+    const rssAfterM = { facade: await peakRssMb(facade.child), baseline: await peakRssMb(baseline.child) };
+
+    const sequential: string[] = [];
+    const medians = new Map<string, number>();
+    for (const size of SIZES.filter((spec) => spec.name !== 'S')) {
+      for (const endpoint of ENDPOINTS.slice(0, 2)) {
+        for (const server of [facade, baseline]) {
+          const ms = await medianMs(`${server.url}${endpoint.path}`, keys.get(size.name)![endpoint.key]);
+          medians.set(`${size.name}|${endpoint.label}|${server.name}`, ms);
+        }
+      }
+    }
+    const sizeRatio = (SIZES[2]!.publishedRuns * SIZES[2]!.sessionsPerRun) / (SIZES[1]!.publishedRuns * SIZES[1]!.sessionsPerRun);
+    for (const endpoint of ENDPOINTS.slice(0, 2)) {
+      for (const server of ['facade', 'baseline']) {
+        const m = medians.get(`M|${endpoint.label}|${server}`)!;
+        const l = medians.get(`L|${endpoint.label}|${server}`)!;
+        sequential.push(`| ${endpoint.label} | ${server} | ${round(m)} | ${round(l)} | ${round(l / m, 1)} |`);
+      }
+    }
+    const statementsL = await (async () => {
+      const before = await facade.statements();
+      await body(`${facade.url}/api/public/v1/courses`, keys.get('L')!.full);
+      return (await facade.statements()) - before;
+    })();
+    const rssAfterL = { facade: await peakRssMb(facade.child), baseline: await peakRssMb(baseline.child) };
+    await stop(facade.child);
+    await stop(baseline.child);
+    const cold = await coldStart();
+
+    const coursesRatio = medians.get('L|/courses|facade')! / medians.get('M|/courses|facade')!;
+    const machine = `${cpus().length} × ${cpus()[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${database.kind} ${database.version}`;
+    const report = [
+      '# Benchmarks',
+      '',
+      'The GraphQL-backed facade against a hand-written baseline (`bench/baseline.ts`: express + pg, the same',
+      'Authorization check, one SQL query per endpoint) on the same database and data. Both bodies are',
+      'checked byte for byte before anything is measured.',
+      '',
+      `Machine: ${machine}.`,
+      '',
+      'Reproduce: `npm run bench` (embedded database), or `DATABASE_URL=postgresql://… npm run bench`',
+      `(a database of its own is created and dropped). Load: autocannon, ${CONNECTIONS} connections, ${WARMUP} s warm-up,`,
+      `${DURATION} s measured; facade and baseline alternate twice and each keeps its better run. The facade runs`,
+      'with its production settings except the rate limit, lifted by `RATE_LIMIT_MAX`.',
+      '',
+      `Sizes: S = 5 runs, 20 bookings; M = 200 published runs × 6 sessions (+ 20 drafts and a cancelled session per run),`,
+      '5,000 bookings with participants; L = 10,000 runs × 10 sessions, 100,000 bookings.',
+      '',
+      '## Throughput and latency (S, M)',
+      '',
+      '| size | endpoint | facade req/s | baseline req/s | facade / baseline | facade p50 / p99 ms | baseline p50 / p99 ms | facade SQL / req | baseline SQL / req | non-2xx |',
+      '|---|---|---|---|---|---|---|---|---|---|',
+      ...rows,
+      '',
+      `Peak RSS after S and M: facade ${round(rssAfterM.facade, 0)} MB, baseline ${round(rssAfterM.baseline, 0)} MB.`,
+      '',
+      '## Scaling (single requests in sequence, median of 7)',
+      '',
+      '| endpoint | server | M ms | L ms | L / M |',
+      '|---|---|---|---|---|',
+      ...sequential,
+      '',
+      `Data ratio L / M (listed sessions): ${sizeRatio}. Facade /courses time ratio: ${round(coursesRatio, 1)} (target ≤ ${round(1.2 * sizeRatio, 0)}).`,
+      `SQL statements for one /courses at L (key cached): ${statementsL}.`,
+      `Peak RSS after L: facade ${round(rssAfterL.facade, 0)} MB, baseline ${round(rssAfterL.baseline, 0)} MB (target < 300 MB).`,
+      '',
+      '## Embedded cold start',
+      '',
+      `From starting \`src/main.ts\` on an empty data directory (embedded database created, migrated, demo imported)`,
+      `to the first 200 from /courses: ${(cold / 1000).toFixed(2)} s (target < 5 s).`,
+      '',
+      '## Checks',
+      '',
+      ...checks.map((check) => `- ${check}`),
+      '',
+    ].join('\n');
+    await writeFile(new URL('../docs/benchmarks.md', import.meta.url), report);
+    process.stdout.write(report);
+  } finally {
+    await stop(facade.child);
+    await stop(baseline.child);
+    await database.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
