@@ -82,8 +82,15 @@ function urlOf(address: AddressInfo): string {
   return `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
 }
 
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+async function closeServer(server: Server): Promise<void> {
+  // Connections a client opened before the shutdown may still wait in the accept backlog of a busy
+  // process: two turns of the event loop accept them and read their requests, so that closing the
+  // listener neither resets them nor takes them for idle connections.
+  await nextTurn();
+  await nextTurn();
+  await new Promise<void>((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();
   });

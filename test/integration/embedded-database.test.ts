@@ -7,7 +7,9 @@ import { migrate, pendingMigrations } from '../../src/db/migrate.ts';
 
 describe('embedded database (PGlite through the pg driver)', () => {
   it('answers 1,000 concurrent parameterized queries, each with its own correct result', async () => {
-    const db = await openDatabase({ poolSize: 10 });
+    // The pool's wait for a free connection is bounded in production; here a slow machine must
+    // not turn a queue of 1,000 statements into a failure of correctness.
+    const db = await openDatabase({ poolSize: 10, connectionTimeoutMs: 60_000 });
     try {
       await migrate(db);
       const results = await Promise.all(
@@ -24,7 +26,7 @@ describe('embedded database (PGlite through the pg driver)', () => {
     } finally {
       await db.close();
     }
-  });
+  }, 120_000);
 
   it('keeps concurrent transactions apart: a rolled-back transaction leaves nothing, committed ones everything', async () => {
     const db = await openDatabase({ poolSize: 6 });
