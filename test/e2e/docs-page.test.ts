@@ -73,6 +73,11 @@ describe.runIf(hasChromium)('the API reference page in headless Chromium', () =>
     expect(text).toContain('List the published course runs with their scheduled sessions');
   });
 
+  it('shows the booking.created webhook and the calendar feed', () => {
+    expect(text).toContain('A booking was created');
+    expect(text).toContain('/api/calendar/v1/{token}.ics');
+  });
+
   it('shows the three scopes', () => {
     for (const scope of ['courses:read', 'bookings:read', 'participants:read']) expect(text).toContain(scope);
   });
