@@ -4,6 +4,7 @@ import { redactPath, type Logger } from '../src/logger.ts';
 import { requestLog } from './middleware/request-log.ts';
 import type { Metrics } from '../src/observability/metrics.ts';
 import { closeConnectionsWithBodies } from './middleware/close-with-body.ts';
+import { apiReferenceRouter } from './routes/api-reference.ts';
 import { healthRouter } from './routes/health.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
 import { calendarFeedRouter } from './routes/calendar-feed.ts';
@@ -26,7 +27,7 @@ function fromHttpError(error: unknown): ApiError | null {
   return new ApiError('invalid_request', 'The request could not be understood.');
 }
 
-/** The public listener: the v1 REST API, its OpenAPI document, health. */
+/** The public listener: the v1 REST API, its OpenAPI document and reference page, health. */
 export function createPublicApp(deps: PublicAppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -48,6 +49,7 @@ export function createPublicApp(deps: PublicAppDependencies): Express {
     res.type('application/yaml; charset=utf-8');
     res.send(deps.openapiYaml);
   });
+  app.use(apiReferenceRouter());
 
   app.use('/api/public/v1', publicV1Router(deps));
   app.use('/api/calendar/v1', calendarFeedRouter(deps));

@@ -4,7 +4,11 @@ import { createLogger } from './logger.ts';
 import { startServer, type RunningServer } from './server.ts';
 
 function banner(publicUrl: string, internalUrl: string | null, demo: DemoKeys | null): string {
-  const lines = [`Course booking public API v1 (Beta) on ${publicUrl}`, `  OpenAPI: ${publicUrl}/openapi/public-v1.yaml`];
+  const lines = [
+    `Course booking public API v1 (Beta) on ${publicUrl}`,
+    `  Reference: ${publicUrl}/docs`,
+    `  OpenAPI: ${publicUrl}/openapi/public-v1.yaml`,
+  ];
   if (internalUrl) lines.push(`  Internal GraphQL: ${internalUrl}/graphql (Authorization: Bearer $INTERNAL_API_TOKEN)`);
   if (demo) {
     lines.push(

@@ -65,7 +65,7 @@ describe('npm start on a fresh data directory', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('migrates, loads the demo workspace, prints two working demo keys with curl lines, and prints the same keys on the next start', async () => {
+  it('migrates, loads the demo workspace, prints the reference page and two working demo keys with curl lines, and prints the same keys on the next start', async () => {
     const env = { DATA_DIR: dataDir, PORT: '0', INTERNAL_PORT: '0', LOG_LEVEL: 'warn' };
     const first = await start(env);
     const banner = first.output();
@@ -79,6 +79,9 @@ describe('npm start on a fresh data directory', () => {
     const withoutParticipants = await runCurlLine(curlLines[2]!);
     expect(withoutParticipants.status).toBe(200);
     expect(JSON.stringify(withoutParticipants.body)).not.toContain('"participant"');
+    const reference = await fetch(/Reference: (\S+)/.exec(banner)![1]!);
+    expect(reference.status).toBe(200);
+    expect(reference.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(await stop(first.child)).toBe(0);
 
     const second = await start(env);

@@ -1,0 +1,59 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/database.ts';
+import { resources } from '../../src/db/registry.ts';
+import { ResourceRegistry, type RelationDefinition, type ResourceDefinition } from '../../src/db/resource.ts';
+import { importFixture } from '../../src/fixtures/import-fixture.ts';
+import { loadTypeDefs } from '../../src/graphql/schema.ts';
+import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { startTestApi } from '../support/public-api.ts';
+import { contractFixture } from '../support/seed.ts';
+
+const MARKDOWN = readFileSync(new URL('../../docs/adding-a-resource.md', import.meta.url), 'utf8');
+const blocks = (language: string) => [...MARKDOWN.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((match) => match[1]!);
+
+/** The page's TypeScript snippets are object literals: evaluate them as such. */
+const evaluate = (source: string): unknown => new Function(`return (${source.trim().replace(/,$/, '')});`)();
+
+describe.each(databaseTargets())('docs/adding-a-resource.md, followed to the letter, on %s', (target) => {
+  let db: Database;
+
+  beforeAll(async () => {
+    db = await openTestDatabase(target);
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it('serves the new resource from its migration, SDL and registry entry alone', async () => {
+    const [migration] = blocks('sql');
+    const [sdl, query] = blocks('graphql');
+    const [entry, relation] = blocks('ts');
+    expect([migration, sdl, query, entry, relation].every(Boolean)).toBe(true);
+
+    await db.query(migration!.split('-- Down Migration')[0]!);
+    const voucher = evaluate(entry!) as ResourceDefinition;
+    const { vouchers } = evaluate(`{ ${relation!.trim().replace(/,$/, '')} }`) as { vouchers: RelationDefinition };
+    const registry = new ResourceRegistry([
+      ...resources.map((resource) => (resource.name === 'Workspace' ? { ...resource, relations: { ...resource.relations, vouchers } } : resource)),
+      voucher,
+    ]);
+    registry.validate();
+
+    const { workspaceId } = await importFixture(db, contractFixture('Vouchers', 1), {});
+    await db.query(`INSERT INTO vouchers (workspace_id, code, percent_off, created_at) VALUES ($1, 'SPRING', 10, '2026-03-01'), ($1, 'SUMMER', 20, '2026-06-01')`, [workspaceId]);
+
+    const api = await startTestApi(db, {}, { registry, typeDefs: [...loadTypeDefs(), sdl!] });
+    try {
+      const result = await api.graphql(query!, { id: workspaceId });
+      expect(result.body.errors).toBeUndefined();
+      expect(result.body.data).toEqual({ workspace: { vouchers: [{ code: 'SUMMER', percentOff: 20 }, { code: 'SPRING', percentOff: 10 }] } });
+      const id = (await db.query<{ id: string }>(`SELECT id FROM vouchers WHERE code = 'SPRING'`)).rows[0]!.id;
+      expect(id).toMatch(/^vch_[0-9a-f]{32}$/);
+      const root = await api.graphql(`query ($id: ID!) { voucher(id: $id) { code workspace { name } } }`, { id });
+      expect(root.body.data).toEqual({ voucher: { code: 'SPRING', workspace: { name: 'Vouchers' } } });
+    } finally {
+      await api.close();
+    }
+  });
+});

@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { spec } from '../support/openapi.ts';
+
+const CHANGELOG = readFileSync(new URL('../../CHANGELOG.md', import.meta.url), 'utf8');
+const headings = [...CHANGELOG.matchAll(/^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$/gm)].map((match) => ({ version: match[1]!, date: match[2] }));
+
+describe('CHANGELOG.md', () => {
+  it('keeps an [Unreleased] section above the releases', () => {
+    expect(headings[0]).toEqual({ version: 'Unreleased', date: undefined });
+  });
+
+  it('names as its newest release the version openapi/public-v1.yaml declares, with a date', () => {
+    const newest = headings[1];
+    expect(newest?.version).toBe((spec.info as { version: string }).version);
+    expect(newest?.date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+  });
+
+  it('contract 9: the first release lists what part 9 names', () => {
+    // Line breaks in the Markdown do not matter.
+    const first = CHANGELOG.slice(CHANGELOG.lastIndexOf('\n## [')).replace(/\s+/g, ' ');
+    for (const item of [
+      'Bearer API keys',
+      '`courses:read`',
+      '`bookings:read`',
+      '`participants:read`',
+      '/api/public/v1/courses',
+      '/api/public/v1/bookings',
+      '{ "error": { "code", "message" } }',
+      '120 requests per 60 seconds per API key',
+      'at most 100 bookings per response',
+      '/api/calendar/v1/{token}.ics',
+      '`booking.created`',
+      '`x-svc-signature`',
+      'HTTPS',
+      'at most 8 attempts',
+      '/api/widget/v1/',
+    ]) {
+      expect(first, item).toContain(item);
+    }
+  });
+});
