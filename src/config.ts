@@ -81,10 +81,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
   // Checked on the raw values too, so that it is reported together with every other problem.
   if (present.RATE_LIMIT_STORE === 'redis' && !present.REDIS_URL) problems.push('REDIS_URL: is required when RATE_LIMIT_STORE=redis');
-  // A live worker holds a delivery for at most twice the timeout (its lease); only locks older than
-  // that can belong to a dead worker.
-  if (parsed.success && parsed.data.WEBHOOK_STALE_LOCK_MS <= 2 * parsed.data.WEBHOOK_TIMEOUT_MS) {
-    problems.push('WEBHOOK_STALE_LOCK_MS: must be more than twice WEBHOOK_TIMEOUT_MS');
+  // A live worker holds a delivery for at most twice the timeout (its lease) plus the time a job may
+  // wait in its local queue; only locks older than that can belong to a dead worker.
+  if (parsed.success && parsed.data.WEBHOOK_STALE_LOCK_MS < 2 * parsed.data.WEBHOOK_TIMEOUT_MS + 1000) {
+    problems.push('WEBHOOK_STALE_LOCK_MS: must be at least twice WEBHOOK_TIMEOUT_MS plus 1000');
   }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   return parsed.data;

@@ -5,7 +5,6 @@ import type { CompiledOperation } from '../graphql/operations.ts';
 import type { Logger } from '../logger.ts';
 import {
   claimDelivery,
-  fixBody,
   recordManualAttempt,
   recordScheduledAttempt,
   releaseLease,
@@ -74,7 +73,7 @@ export class Deliverer {
     }
     const attempt = await this.#attempt(delivery, signal);
     if (!attempt) return;
-    const recorded = await recordScheduledAttempt(db, delivery, attempt.startedAt, attempt.outcome, this.#options.retryDelaysMs);
+    const recorded = await recordScheduledAttempt(db, delivery, attempt.body, attempt.startedAt, attempt.outcome, this.#options.retryDelaysMs);
     this.#options.onAttempt?.(attempt.outcome);
     this.#options.logger.info(
       {
@@ -98,12 +97,12 @@ export class Deliverer {
     if (!delivery) return null;
     const attempt = await this.#attempt(delivery);
     if (!attempt) return { deliveryId, ok: false, httpStatus: null, error: 'booking_gone', durationMs: 0 };
-    await recordManualAttempt(db, delivery, attempt.startedAt, attempt.outcome);
+    await recordManualAttempt(db, delivery, attempt.body, attempt.startedAt, attempt.outcome);
     this.#options.onAttempt?.(attempt.outcome);
     return { deliveryId, ok: attempt.outcome.ok, httpStatus: attempt.outcome.httpStatus, error: attempt.outcome.error, durationMs: attempt.outcome.durationMs };
   }
 
-  async #attempt(delivery: ClaimedDelivery, signal?: AbortSignal): Promise<{ startedAt: Date; outcome: AttemptOutcome } | null> {
+  async #attempt(delivery: ClaimedDelivery, signal?: AbortSignal): Promise<{ body: string; startedAt: Date; outcome: AttemptOutcome } | null> {
     const { db, registry, bookingOperation, sender, box } = this.#options;
     try {
       let body = delivery.body;
@@ -116,12 +115,12 @@ export class Deliverer {
         );
         // The event cascades away with its booking, so this is a race with a deletion: nothing to send.
         if (built === null) return null;
-        body = await fixBody(db, delivery.id, built);
+        body = built;
       }
       const startedAt = new Date();
       const headers = signedHeaders(box.open(delivery.secretCiphertext), delivery.eventId, startedAt, body);
       const outcome = await sender.send(delivery.url, headers, body, signal);
-      return { startedAt, outcome };
+      return { body, startedAt, outcome };
     } catch (error) {
       await releaseLease(db, delivery.id).catch(() => {});
       throw error;

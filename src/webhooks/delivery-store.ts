@@ -74,15 +74,6 @@ export async function rescheduleIfPending(db: Database, deliveryId: string): Pro
   );
 }
 
-/** Fixes the body at the first attempt; a body fixed earlier (by a concurrent builder) wins. */
-export async function fixBody(db: Database, deliveryId: string, body: string): Promise<string> {
-  const stored = await db.query<{ body: string }>(
-    `UPDATE webhook_deliveries SET body = coalesce(body, $2) WHERE id = $1 RETURNING body`,
-    [deliveryId, body],
-  );
-  return stored.rows[0]?.body ?? body;
-}
-
 export interface RecordedAttempt {
   number: number | null;
   state: 'pending' | 'succeeded' | 'failed';
@@ -90,13 +81,16 @@ export interface RecordedAttempt {
 }
 
 /**
- * Records a scheduled attempt, and in the same transaction schedules the next one on the
- * configured delays (so that a crash can never record a failure without its retry), or marks the
- * delivery failed after the 8th failure.
+ * Records a scheduled attempt in one statement (one atomic step, and one round trip on the
+ * embedded database): the attempt's log entry, the delivery's new state with the body it sent
+ * (fixed at the first attempt, so every attempt sends the same bytes), and the job of the next
+ * attempt on the configured delays, or the `failed` state after the 8th failure. A crash can
+ * therefore never record a failure without its retry.
  */
 export async function recordScheduledAttempt(
   db: Database,
   delivery: ClaimedDelivery,
+  body: string,
   startedAt: Date,
   outcome: AttemptOutcome,
   retryDelaysMs: readonly number[],
@@ -104,37 +98,31 @@ export async function recordScheduledAttempt(
   const number = delivery.attempts + 1;
   const delay = outcome.ok || number >= MAX_ATTEMPTS ? null : retryDelaysMs[number - 1]!;
   const state = outcome.ok ? 'succeeded' : delay === null ? 'failed' : 'pending';
-  return db.transaction(async (client) => {
-    const next = await client.query<{ next: Date | null }>(
-      `UPDATE webhook_deliveries
-          SET attempts = $2, state = $3, lease_until = NULL, updated_at = now(),
-              next_attempt_at = CASE WHEN $4::int IS NULL THEN NULL ELSE clock_timestamp() + $4::int * interval '1 millisecond' END
+  const recorded = await db.query<{ next: Date | null }>(
+    `WITH delivery AS (
+       UPDATE webhook_deliveries
+          SET attempts = $2, state = $3, lease_until = NULL, updated_at = now(), body = coalesce(body, $4),
+              next_attempt_at = CASE WHEN $5::int IS NULL THEN NULL ELSE clock_timestamp() + $5::int * interval '1 millisecond' END
         WHERE id = $1
-        RETURNING next_attempt_at AS next`,
-      [delivery.id, number, state, delay],
-    );
-    const nextAttemptAt = next.rows[0]?.next ?? null;
-    await client.query(
-      `INSERT INTO webhook_attempts (delivery_id, number, manual, started_at, duration_ms, http_status, error, next_attempt_at)
-       VALUES ($1, $2, false, $3, $4, $5, $6, $7)`,
-      [delivery.id, number, startedAt, outcome.durationMs, outcome.httpStatus, outcome.error, nextAttemptAt],
-    );
-    if (nextAttemptAt) {
-      await client.query(`SELECT graphile_worker.add_job($2, json_build_object('deliveryId', $1::text), run_at => $3, job_key => $1)`, [
-        delivery.id,
-        DELIVER_TASK,
-        nextAttemptAt,
-      ]);
-    }
-    return { number, state, nextAttemptAt };
-  });
+        RETURNING id, next_attempt_at
+     ), logged AS (
+       INSERT INTO webhook_attempts (delivery_id, number, manual, started_at, duration_ms, http_status, error, next_attempt_at)
+       SELECT id, $2, false, $6, $7, $8, $9, next_attempt_at FROM delivery
+     )
+     SELECT d.next_attempt_at AS next,
+            (SELECT count(*) FROM (SELECT graphile_worker.add_job($10, json_build_object('deliveryId', d.id), run_at => d.next_attempt_at, job_key => d.id)
+                                    WHERE d.next_attempt_at IS NOT NULL) scheduled) AS scheduled
+       FROM delivery d`,
+    [delivery.id, number, state, body, delay, startedAt, outcome.durationMs, outcome.httpStatus, outcome.error, DELIVER_TASK],
+  );
+  return { number, state, nextAttemptAt: recorded.rows[0]?.next ?? null };
 }
 
 /**
  * A manual redelivery is logged outside the 8; its success settles the delivery (a later
  * scheduled job then finds nothing to do), its failure changes nothing about the schedule.
  */
-export async function recordManualAttempt(db: Database, delivery: ClaimedDelivery, startedAt: Date, outcome: AttemptOutcome): Promise<void> {
+export async function recordManualAttempt(db: Database, delivery: ClaimedDelivery, body: string, startedAt: Date, outcome: AttemptOutcome): Promise<void> {
   await db.transaction(async (client) => {
     await client.query(
       `INSERT INTO webhook_attempts (delivery_id, number, manual, started_at, duration_ms, http_status, error, next_attempt_at)
@@ -143,11 +131,11 @@ export async function recordManualAttempt(db: Database, delivery: ClaimedDeliver
     );
     await client.query(
       `UPDATE webhook_deliveries
-          SET lease_until = NULL, updated_at = now(),
+          SET lease_until = NULL, updated_at = now(), body = coalesce(body, $3),
               state = CASE WHEN $2 THEN 'succeeded'::webhook_delivery_state ELSE state END,
               next_attempt_at = CASE WHEN $2 THEN NULL ELSE next_attempt_at END
         WHERE id = $1`,
-      [delivery.id, outcome.ok],
+      [delivery.id, outcome.ok, body],
     );
   });
 }

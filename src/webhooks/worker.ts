@@ -75,6 +75,15 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
       noPreparedStatements: embedded,
       logger: silentWorkerLogger,
       gracefulShutdownAbortTimeout: 5_000,
+      // Jobs are fetched a few at a time. A job waits in the local queue at most `ttl`, then runs
+      // for at most its lease (twice the timeout): together less than WEBHOOK_STALE_LOCK_MS, so no
+      // living worker's job is ever taken for a dead one's.
+      preset: {
+        worker: {
+          localQueue: { size: config.WEBHOOK_CONCURRENCY + 1, ttl: Math.floor((config.WEBHOOK_STALE_LOCK_MS - 2 * config.WEBHOOK_TIMEOUT_MS) / 2) },
+          completeJobBatchDelay: 0,
+        },
+      },
       taskList: {
         [DELIVER_TASK]: async (payload, helpers) => {
           const deliveryId = (payload as { deliveryId?: unknown }).deliveryId;

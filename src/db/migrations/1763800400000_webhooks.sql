@@ -63,36 +63,43 @@ CREATE TABLE webhook_attempts (
 );
 CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id, started_at);
 
--- Runs in the inserting transaction: the event, its deliveries (one per endpoint active now) and
--- their jobs commit or roll back together with the booking.
-CREATE FUNCTION record_booking_created() RETURNS trigger
+-- Runs in the inserting statement's transaction: the events, their deliveries (one per endpoint
+-- active now) and the delivery jobs commit or roll back together with the bookings. Once per
+-- statement, over all its new rows, so that a bulk insert (an import) costs three statements here,
+-- not three per booking.
+CREATE FUNCTION record_bookings_created() RETURNS trigger
   LANGUAGE plpgsql
   AS $$
 DECLARE
-  v_event_id text;
-  v_endpoint record;
-  v_delivery_id text;
+  v_jobs integer;
 BEGIN
-  INSERT INTO webhook_events (workspace_id, type, booking_id)
-    VALUES (NEW.workspace_id, 'booking.created', NEW.id)
-    RETURNING id INTO v_event_id;
-  FOR v_endpoint IN
-    SELECT id FROM webhook_endpoints WHERE workspace_id = NEW.workspace_id AND removed_at IS NULL
-  LOOP
-    INSERT INTO webhook_deliveries (event_id, endpoint_id) VALUES (v_event_id, v_endpoint.id)
-      RETURNING id INTO v_delivery_id;
-    PERFORM graphile_worker.add_job('webhook_deliver', json_build_object('deliveryId', v_delivery_id), job_key => v_delivery_id);
-  END LOOP;
+  WITH events AS (
+    INSERT INTO webhook_events (workspace_id, type, booking_id)
+    SELECT workspace_id, 'booking.created', id FROM new_bookings
+    RETURNING id, workspace_id
+  ), deliveries AS (
+    INSERT INTO webhook_deliveries (event_id, endpoint_id)
+    SELECT events.id, endpoints.id
+      FROM events JOIN webhook_endpoints endpoints ON endpoints.workspace_id = events.workspace_id AND endpoints.removed_at IS NULL
+    RETURNING id
+  ), specs AS (
+    SELECT array_agg(ROW('webhook_deliver', json_build_object('deliveryId', id), NULL, NULL, NULL, id, NULL, NULL)::graphile_worker.job_spec) AS list
+      FROM deliveries
+  )
+  SELECT count(*) INTO v_jobs
+    FROM specs, LATERAL graphile_worker.add_jobs(specs.list)
+   WHERE specs.list IS NOT NULL;
   RETURN NULL;
 END
 $$;
 
 CREATE TRIGGER bookings_record_created AFTER INSERT ON bookings
-  FOR EACH ROW EXECUTE FUNCTION record_booking_created();
+  REFERENCING NEW TABLE AS new_bookings
+  FOR EACH STATEMENT EXECUTE FUNCTION record_bookings_created();
 
 -- Down Migration
 DROP TRIGGER bookings_record_created ON bookings;
-DROP FUNCTION record_booking_created();
+DROP FUNCTION record_bookings_created();
 DROP TABLE webhook_attempts;
 DROP TABLE webhook_deliveries;
 DROP TYPE webhook_delivery_state;
