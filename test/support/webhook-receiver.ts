@@ -37,7 +37,8 @@ export interface WebhookReceiver {
 
 let certificate: Promise<{ cert: string; key: string; file: string }> | null = null;
 
-function selfSignedCertificate() {
+/** One self-signed certificate (and key) for localhost and 127.0.0.1 per test process. */
+export function selfSignedCertificate() {
   certificate ??= (async () => {
     const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
       keyType: 'ec',

@@ -29,7 +29,7 @@ export interface CliResult {
 }
 
 /** Runs the operator CLI in-process on the test database (its closing of the database is a no-op). */
-export function cliOn(db: Database, env: Record<string, string>, receiver?: WebhookReceiver) {
+export function cliOn(db: Database, env: Record<string, string>, receiver?: Pick<WebhookReceiver, 'certificate'>) {
   const run = async (...argv: string[]): Promise<CliResult> => {
     let stdout = '';
     let stderr = '';
