@@ -1,7 +1,8 @@
 import { requireManager } from '../auth/members.ts';
 import type { Database } from '../db/database.ts';
 import { InputError } from '../input-error.ts';
-import { generateWebhookSecret, type SecretBox } from './secret-box.ts';
+import { generateWebhookSecret } from '../auth/secret-format.ts';
+import type { SecretBox } from './secret-box.ts';
 import { parseTargetUrl } from './target-guard.ts';
 
 export interface IssuedEndpoint {

@@ -4,11 +4,6 @@ import { join } from 'node:path';
 import type { Config } from '../config.ts';
 import { InputError } from '../input-error.ts';
 
-/** decisions: `whsec_` + base64 of 32 random bytes, shown once at endpoint registration. */
-export function generateWebhookSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64')}`;
-}
-
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 
