@@ -132,8 +132,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
     const metrics = new Metrics(db);
     closers.unshift(async () => metrics.dispose());
+    // Resolved even without a worker: the embedded database gets its key on first start, so that
+    // `admin` commands and separate workers find it in the data directory.
+    const box = await resolveSecretBox(config, { embeddedDataDir: ownsDb && db.kind === 'embedded' });
     if (config.WEBHOOK_WORKER) {
-      const box = await resolveSecretBox(config, { embeddedDataDir: ownsDb && db.kind === 'embedded' });
       if (box) {
         const worker = await startWebhookWorker({
           db,
@@ -141,6 +143,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           logger,
           box,
           registry,
+          bookingOperation: operations.webhookBooking,
           trustedCertificates: options.trustedCertificates,
           onAttempt: (outcome) => metrics.webhookAttempts.inc({ outcome: outcome.error ?? 'success' }),
         });

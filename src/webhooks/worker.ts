@@ -5,7 +5,7 @@ import type { Database } from '../db/database.ts';
 import { silentWorkerLogger } from '../db/migrate.ts';
 import { createRegistry } from '../db/registry.ts';
 import type { ResourceRegistry } from '../db/resource.ts';
-import { compileOperations } from '../graphql/operations.ts';
+import { compileOperations, type CompiledOperation } from '../graphql/operations.ts';
 import { createSchema } from '../graphql/schema.ts';
 import type { Logger } from '../logger.ts';
 import { Deliverer } from './deliverer.ts';
@@ -19,6 +19,8 @@ export interface WebhookWorkerOptions {
   logger: Logger;
   box: SecretBox;
   registry?: ResourceRegistry;
+  /** The server's compiled `webhookBooking` operation; compiled here when absent (CLI). */
+  bookingOperation?: CompiledOperation;
   trustedCertificates?: string[] | undefined;
   onAttempt?: (outcome: AttemptOutcome) => void;
 }
@@ -31,7 +33,7 @@ export interface WebhookWorker {
 export function createDeliverer(options: WebhookWorkerOptions): { deliverer: Deliverer; sender: WebhookSender } {
   const { config } = options;
   const registry = options.registry ?? createRegistry();
-  const operations = compileOperations(createSchema({ registry }));
+  const bookingOperation = options.bookingOperation ?? compileOperations(createSchema({ registry })).webhookBooking;
   const sender = new WebhookSender({
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
@@ -40,7 +42,7 @@ export function createDeliverer(options: WebhookWorkerOptions): { deliverer: Del
   const deliverer = new Deliverer({
     db: options.db,
     registry,
-    bookingOperation: operations.webhookBooking,
+    bookingOperation,
     sender,
     box: options.box,
     logger: options.logger,

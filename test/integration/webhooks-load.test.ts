@@ -51,11 +51,11 @@ describe.each(databaseTargets())('webhooks under concurrent booking inserts on %
     expect(new Set(inserted).size).toBe(BOOKINGS);
 
     const deliveredBookings = () => new Set(receiver.received.map((d) => bookingOf(d).id));
-    await receiver.waitFor(() => deliveredBookings().size >= BOOKINGS, 50_000);
+    await receiver.waitFor(() => deliveredBookings().size >= BOOKINGS, 150_000);
     expect([...deliveredBookings()].sort()).toEqual([...inserted].sort());
     // One event per booking: as many distinct webhook-ids as bookings, each naming one booking.
     const eventOf = new Map<string, string>();
     for (const delivery of receiver.received) eventOf.set(bookingOf(delivery).id, String(delivery.headers['webhook-id']));
     expect(new Set(eventOf.values()).size).toBe(BOOKINGS);
-  }, 90_000);
+  }, 180_000);
 });

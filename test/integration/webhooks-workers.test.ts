@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,8 +46,14 @@ describe.each(databaseTargets())('webhook workers as separate processes on %s', 
     if (target === 'embedded') {
       // The embedded database lives in the server's process; workers and this test reach it through its socket.
       dataDir = await mkdtemp(join(tmpdir(), 'webhook-workers-'));
-      processEnv = { ...env, DATA_DIR: dataDir, NODE_EXTRA_CA_CERTS: receiver.certificateFile };
+      // No WEBHOOK_SECRET_KEY: the embedded server generates one into its data directory, where
+      // the separate workers (and, here, the test's CLI) find it.
+      const { WEBHOOK_SECRET_KEY: _unused, ...withoutKey } = env;
+      processEnv = { ...withoutKey, DATA_DIR: dataDir, NODE_EXTRA_CA_CERTS: receiver.certificateFile };
       server = await startServerProcess({ ...processEnv, WEBHOOK_WORKER: 'false' });
+      const keyFile = join(dataDir, 'webhook-secret-key');
+      expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+      env.WEBHOOK_SECRET_KEY = (await readFile(keyFile, 'utf8')).trim();
       db = await openDatabase({ dataDir });
     } else {
       db = await openTestDatabase(target);
