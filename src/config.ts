@@ -51,7 +51,7 @@ export const configSchema = z
     TRUST_PROXY: bool.default(false),
     WEBHOOK_WORKER: bool.default(true),
     WEBHOOK_CONCURRENCY: positiveInt.max(100).default(5),
-    WEBHOOK_POLL_INTERVAL_MS: positiveInt.default(2000),
+    WEBHOOK_POLL_INTERVAL_MS: positiveInt.optional(),
     WEBHOOK_RETRY_DELAYS_MS: retryDelays.default(DEFAULT_RETRY_DELAYS_MS),
     WEBHOOK_TIMEOUT_MS: positiveInt.max(60_000).default(15_000),
     WEBHOOK_STALE_LOCK_MS: positiveInt.default(60_000),

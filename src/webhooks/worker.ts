@@ -70,7 +70,9 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     runner = await run({
       pgPool: pool,
       concurrency: config.WEBHOOK_CONCURRENCY,
-      pollInterval: config.WEBHOOK_POLL_INTERVAL_MS,
+      // PostgreSQL announces new jobs at once (LISTEN/NOTIFY); through pglite-socket notifications
+      // do not reach other connections, so on the embedded database workers poll more often.
+      pollInterval: config.WEBHOOK_POLL_INTERVAL_MS ?? (embedded ? 500 : 2000),
       noHandleSignals: true,
       // Statements of every connection to the embedded database share one session: named prepared
       // statements of two connections would collide there.
