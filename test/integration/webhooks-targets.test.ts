@@ -55,6 +55,15 @@ describe.each(databaseTargets())('webhook targets on %s', (target) => {
     expect(await endpointCount()).toBe(0);
   });
 
+  it('refuses to register an endpoint when no key to encrypt its secret is configured, writing nothing', async () => {
+    const { WEBHOOK_SECRET_KEY: _unused, ...withoutKey } = relaxed;
+    const result = await add(withoutKey, 'https://hooks.example.com/in');
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/^error: WEBHOOK_SECRET_KEY is not set/);
+    expect(result.stdout).toBe('');
+    expect(await endpointCount()).toBe(0);
+  });
+
   it('decisions webhooks: loopback, private, link-local and other non-public addresses are refused without the development setting', async () => {
     for (const url of NON_PUBLIC) {
       const result = await add(strict, url);
