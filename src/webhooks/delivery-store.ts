@@ -101,8 +101,11 @@ export async function recordScheduledAttempt(
   const recorded = await db.query<{ next: Date | null }>(
     `WITH delivery AS (
        UPDATE webhook_deliveries
-          SET attempts = $2, state = $3, lease_until = NULL, updated_at = now(), body = coalesce(body, $4),
-              next_attempt_at = CASE WHEN $5::int IS NULL THEN NULL ELSE clock_timestamp() + $5::int * interval '1 millisecond' END
+          SET attempts = $2, lease_until = NULL, updated_at = now(), body = coalesce(body, $4),
+              -- An endpoint removed during the attempt stays cancelled: the attempt is logged, no retry follows.
+              state = CASE WHEN state = 'cancelled' THEN state ELSE $3::webhook_delivery_state END,
+              next_attempt_at = CASE WHEN $5::int IS NULL OR state = 'cancelled' THEN NULL
+                                     ELSE clock_timestamp() + $5::int * interval '1 millisecond' END
         WHERE id = $1
         RETURNING id, next_attempt_at
      ), logged AS (
