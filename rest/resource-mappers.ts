@@ -64,18 +64,21 @@ export function toCourses(data: unknown): Course[] {
  */
 export function toBookings(data: unknown, withParticipant: boolean): Booking[] {
   const bookings = (data as { workspace: { bookings: GraphBooking[] } | null }).workspace?.bookings ?? [];
-  return bookings.map((booking) => {
-    const mapped: Booking = {
-      id: booking.id,
-      courseRunId: booking.courseRunId,
-      source: booking.source.toLowerCase(),
-      status: booking.status.toLowerCase(),
-      createdAt: booking.createdAt,
-      updatedAt: booking.updatedAt,
-    };
-    if (withParticipant && booking.participant) {
-      mapped.participant = { name: booking.participant.name, email: booking.participant.email };
-    }
-    return mapped;
-  });
+  return bookings.map((booking) => toBooking(booking, withParticipant));
+}
+
+/** One booking in the REST shape: also the `data.booking` of a booking.created webhook. */
+export function toBooking(booking: GraphBooking, withParticipant: boolean): Booking {
+  const mapped: Booking = {
+    id: booking.id,
+    courseRunId: booking.courseRunId,
+    source: booking.source.toLowerCase(),
+    status: booking.status.toLowerCase(),
+    createdAt: booking.createdAt,
+    updatedAt: booking.updatedAt,
+  };
+  if (withParticipant && booking.participant) {
+    mapped.participant = { name: booking.participant.name, email: booking.participant.email };
+  }
+  return mapped;
 }

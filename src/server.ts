@@ -15,6 +15,8 @@ import { createSchema } from './graphql/schema.ts';
 import type { Logger } from './logger.ts';
 import { Metrics } from './observability/metrics.ts';
 import { createRateLimiters, type RateLimiters } from './rate-limit/limiters.ts';
+import { resolveSecretBox } from './webhooks/secret-box.ts';
+import { startWebhookWorker } from './webhooks/worker.ts';
 
 const CLIENT_ERROR_BODY = JSON.stringify({ error: { code: 'invalid_request', message: 'The request could not be parsed.' } });
 const METHOD_NOT_ALLOWED_BODY = JSON.stringify({ error: { code: 'method_not_allowed', message: 'This endpoint accepts only GET and HEAD.' } });
@@ -55,6 +57,8 @@ export interface ServerOptions {
   /** Another registry and SDL (a resource added without new SQL, in tests). */
   registry?: ResourceRegistry;
   typeDefs?: string[];
+  /** Certificates the webhook worker trusts besides the default store (tests; operators use NODE_EXTRA_CA_CERTS). */
+  trustedCertificates?: string[];
 }
 
 export interface RunningServer {
@@ -135,6 +139,26 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
     const metrics = new Metrics(db);
     closers.unshift(async () => metrics.dispose());
+    // Resolved even without a worker: the embedded database gets its key on first start, so that
+    // `admin` commands and separate workers find it in the data directory.
+    const box = await resolveSecretBox(config, { embeddedDataDir: ownsDb && db.kind === 'embedded' });
+    if (config.WEBHOOK_WORKER) {
+      if (box) {
+        const worker = await startWebhookWorker({
+          db,
+          config,
+          logger,
+          box,
+          registry,
+          bookingOperation: operations.webhookBooking,
+          trustedCertificates: options.trustedCertificates,
+          onAttempt: (outcome) => metrics.webhookAttempts.inc({ outcome: outcome.error ?? 'success' }),
+        });
+        closers.unshift(() => worker.stop());
+      } else {
+        logger.warn('WEBHOOK_SECRET_KEY is not set: the webhook worker is not started (and no endpoint can be registered)');
+      }
+    }
     const lifecycle = { draining: false };
     const publicApp = createPublicApp({
       lifecycle,

@@ -13,6 +13,8 @@ try {
 const code = await runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
+  config,
+  secretKeyFromDataDir: !config.DATABASE_URL,
   openDb: () =>
     openDatabase({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: 2, applicationName: 'course-booking-admin' }),
 });

@@ -8,12 +8,39 @@ import { migrate } from '../db/migrate.ts';
 import { importDemo } from '../demo/demo.ts';
 import { importFixture } from '../fixtures/import-fixture.ts';
 import { InputError, isInputError } from '../input-error.ts';
+import { loadConfig, type Config } from '../config.ts';
+import { createLogger } from '../logger.ts';
+import { addEndpoint, findDelivery, listDeliveries, listEndpoints, removeEndpoint } from '../webhooks/endpoint-store.ts';
+import { requireSecretBox } from '../webhooks/secret-box.ts';
+import { createDeliverer, startWebhookWorker } from '../webhooks/worker.ts';
 
 export interface CliIo {
   stdout: { write(text: string): unknown };
   stderr: { write(text: string): unknown };
   /** Opens the configured database; called only by commands that need it. */
   openDb(): Promise<Database>;
+  /** The configuration (webhook settings); read from the environment when absent. */
+  config?: Config;
+  /** Whether the embedded database's data directory may hold the webhook secret key. */
+  secretKeyFromDataDir?: boolean;
+  /** Resolves when a long-running command (the worker) should stop; SIGTERM or SIGINT by default. */
+  untilStopped?: () => Promise<string>;
+  /** Certificates the worker and redelivery trust besides the default store (tests). */
+  trustedCertificates?: string[];
+}
+
+function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const stop = (signal: string) => {
+      process.off('SIGTERM', onTerm);
+      process.off('SIGINT', onInt);
+      resolve(signal);
+    };
+    const onTerm = () => stop('SIGTERM');
+    const onInt = () => stop('SIGINT');
+    process.once('SIGTERM', onTerm);
+    process.once('SIGINT', onInt);
+  });
 }
 
 interface Output {
@@ -212,6 +239,110 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .action(async (options: Output & { id: string }) => {
       const result = await revokeFeedToken(await database(), options.id);
       print(options, result, `Feed ${result.id} revoked`);
+    });
+
+  const config = () => io.config ?? loadConfig();
+  const secretBox = () => requireSecretBox(config(), { embeddedDataDir: io.secretKeyFromDataDir ?? false });
+
+  const webhook = program.command('webhook').description('booking.created webhook endpoints and their deliveries');
+  webhook
+    .command('add')
+    .description('register an https endpoint on behalf of an owner or admin (the secret is shown only now)')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .requiredOption('--member <email>', 'e-mail of the owner or admin registering it')
+    .requiredOption('--url <https url>', 'where events are POSTed (https:// only)')
+    .option('--participants', 'include participant data (name, e-mail) in the payload')
+    .addOption(json())
+    .action(async (options: Output & { workspace: string; member: string; url: string; participants?: boolean }) => {
+      const settings = config();
+      const box = await secretBox();
+      const issued = await addEndpoint(await database(), box, {
+        workspaceId: options.workspace,
+        memberEmail: options.member,
+        url: options.url,
+        participants: options.participants ?? false,
+        allowPrivateTargets: settings.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      });
+      print(options, issued, `Webhook endpoint ${issued.id}\nSigning secret: ${issued.secret}\nIt is shown only now.`);
+    });
+  webhook
+    .command('list')
+    .description('list the endpoints of a workspace (no secrets)')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .addOption(json())
+    .action(async (options: Output & { workspace: string }) => {
+      const connection = await database();
+      await assertWorkspaceExists(connection, options.workspace);
+      const endpoints = await listEndpoints(connection, options.workspace);
+      const lines = endpoints.map((e) => `${e.id}  ${e.state.padEnd(7)}  ${e.participants ? 'participants' : 'no participants'}  ${e.url}`);
+      print(options, endpoints, lines.join('\n') || 'No webhook endpoints');
+    });
+  webhook
+    .command('remove')
+    .description('remove an endpoint: no new events, pending deliveries stop')
+    .requiredOption('--id <id>', 'endpoint id')
+    .addOption(json())
+    .action(async (options: Output & { id: string }) => {
+      const result = await removeEndpoint(await database(), options.id);
+      print(options, result, `Webhook endpoint ${result.id} removed`);
+    });
+  webhook
+    .command('deliveries')
+    .description("an endpoint's delivery log: newest 100 deliveries (or one event's) with every attempt")
+    .requiredOption('--endpoint <id>', 'endpoint id')
+    .option('--event <id>', 'only this event')
+    .addOption(json())
+    .action(async (options: Output & { endpoint: string; event?: string }) => {
+      const deliveries = await listDeliveries(await database(), options.endpoint, options.event);
+      const lines = deliveries.flatMap((d) => [
+        `${d.eventId}  ${d.state}  ${d.attempts} attempt(s)${d.nextAttemptAt ? `  next ${d.nextAttemptAt}` : ''}`,
+        ...d.log.map((a) => `  ${a.manual ? 'manual' : `#${a.number}`}  ${a.startedAt}  ${a.durationMs} ms  ${a.httpStatus ?? '-'}  ${a.error ?? 'ok'}`),
+      ]);
+      print(options, deliveries, lines.join('\n') || 'No deliveries');
+    });
+  webhook
+    .command('redeliver')
+    .description('make one manual attempt now (outside the 8 scheduled ones) and print its outcome')
+    .requiredOption('--event <id>', 'event id (the webhook-id)')
+    .requiredOption('--endpoint <id>', 'endpoint id')
+    .addOption(json())
+    .action(async (options: Output & { event: string; endpoint: string }) => {
+      const connection = await database();
+      const deliveryId = await findDelivery(connection, options.event, options.endpoint);
+      const { deliverer, sender } = createDeliverer({
+        db: connection,
+        config: config(),
+        logger: createLogger('silent'),
+        box: await secretBox(),
+        trustedCertificates: io.trustedCertificates,
+      });
+      try {
+        const result = await deliverer.runManual(deliveryId);
+        if (!result) throw new InputError('Another attempt of this event to this endpoint is under way; try again in a moment');
+        const { deliveryId: _ignored, ...outcome } = result;
+        print(options, outcome, result.ok ? `Delivered (HTTP ${result.httpStatus}) in ${result.durationMs} ms` : `Failed: ${result.error}${result.httpStatus ? ` (HTTP ${result.httpStatus})` : ''}`);
+      } finally {
+        sender.close();
+      }
+    });
+
+  program
+    .command('worker')
+    .description('run a webhook delivery worker until SIGTERM or SIGINT (any number may run at once)')
+    .action(async () => {
+      const settings = config();
+      const connection = await database();
+      const logger = createLogger(settings.LOG_LEVEL, { write: (line: string) => io.stdout.write(line) });
+      const worker = await startWebhookWorker({
+        db: connection,
+        config: settings,
+        logger,
+        box: await secretBox(),
+        trustedCertificates: io.trustedCertificates,
+      });
+      const signal = await (io.untilStopped ?? untilSignal)();
+      logger.info({ signal }, 'shutting down');
+      await worker.stop();
     });
 
   for (const command of program.commands) applyExitOverride(command, io);

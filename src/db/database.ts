@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { keepMessageGroupsTogether } from './pglite-message-groups.ts';
 import { acquireLock, publishConnection, readLiveLock, releaseLock } from './embedded-lock.ts';
 
 // timestamptz and timestamp arrive as Date; int8 counts as numbers (they stay far below 2^53).
@@ -75,6 +76,7 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   // One PGlite backend, many pg connections: the socket server queues their statements and keeps
   // a transaction's statements together, so one pg.Pool code path serves both database kinds.
   const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: poolSize + 8 });
+  keepMessageGroupsTogether(server);
   await server.start();
   const connectionString = `postgresql://postgres@${server.getServerConn()}/postgres?sslmode=disable`;
   if (!inMemory && options.shareEmbedded) await publishConnection(dataDir, connectionString);
@@ -104,6 +106,7 @@ async function wrapPool(
   // An idle client losing its connection (database restart) must not crash the process;
   // the pool drops it and the next checkout connects again.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const listeners = new Set<QueryListener>();
   let closed = false;
 

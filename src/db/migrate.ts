@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { Logger as WorkerLogger, runMigrations as runQueueMigrations } from 'graphile-worker';
 import { runner } from 'node-pg-migrate';
 import type { Database } from './database.ts';
 
@@ -9,8 +10,21 @@ export interface MigrationResult {
   applied: string[];
 }
 
-/** Applies every pending migration in one transaction; concurrent callers wait for each other. */
+/** graphile-worker's own log lines are dropped: the service logs what matters about deliveries. */
+export const silentWorkerLogger = new WorkerLogger(() => () => {});
+
+/**
+ * Applies every pending migration in one transaction (concurrent callers wait for each other), then
+ * installs or upgrades the job queue's own schema (`graphile_worker`), which the booking trigger of
+ * the webhooks migration writes to.
+ */
 export async function migrate(db: Database): Promise<MigrationResult> {
+  const result = await migrateOwn(db);
+  await runQueueMigrations({ pgPool: db.pool, noPreparedStatements: db.kind === 'embedded', logger: silentWorkerLogger });
+  return result;
+}
+
+async function migrateOwn(db: Database): Promise<MigrationResult> {
   const client = await db.pool.connect();
   try {
     const ran = await runner({

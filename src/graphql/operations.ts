@@ -36,6 +36,21 @@ export const operationSources = {
       }
     }
   `,
+  // The booking of a booking.created webhook: the same fields, and the same participant rule, as
+  // /bookings, so that the payload's booking has exactly the REST shape.
+  webhookBooking: /* GraphQL */ `
+    query WebhookBooking($bookingId: ID!, $withParticipant: Boolean!) {
+      booking(id: $bookingId) {
+        id
+        courseRunId
+        source
+        status
+        createdAt
+        updatedAt
+        participant @include(if: $withParticipant) { name email }
+      }
+    }
+  `,
 } as const;
 
 export type OperationName = keyof typeof operationSources;

@@ -9,6 +9,7 @@ export class Metrics {
   readonly rateLimitRejections: Counter<'limiter'>;
   readonly authenticationFailures: Counter;
   readonly statements: Counter;
+  readonly webhookAttempts: Counter<'outcome'>;
   readonly #stopCounting: () => void;
 
   constructor(db: Database) {
@@ -40,6 +41,12 @@ export class Metrics {
     this.statements = new Counter({
       name: 'db_statements_total',
       help: 'SQL statements sent through the request path (authentication, rate limits, queries).',
+      registers: [this.registry],
+    });
+    this.webhookAttempts = new Counter({
+      name: 'webhook_attempts_total',
+      help: 'Webhook delivery attempts made by this process, by outcome (success or the failure class).',
+      labelNames: ['outcome'],
       registers: [this.registry],
     });
     this.#stopCounting = db.onQuery(() => this.statements.inc());

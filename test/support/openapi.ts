@@ -14,7 +14,7 @@ let backend: OpenAPIBackend | null = null;
 async function api(): Promise<OpenAPIBackend> {
   if (!backend) {
     backend = new OpenAPIBackend({
-      definition: structuredClone(spec),
+      definition: withWebhookPath(structuredClone(spec)),
       quick: true,
       strict: true,
       ajvOpts: { allErrors: true },
@@ -26,6 +26,27 @@ async function api(): Promise<OpenAPIBackend> {
     await backend.init();
   }
   return backend;
+}
+
+const WEBHOOK_PATH = '/__webhooks/booking.created';
+
+/**
+ * openapi-backend validates paths, not `webhooks`: the booking.created webhook is mirrored as a
+ * request to a path of its own, so a delivery is validated with its documented headers and body.
+ */
+function withWebhookPath(definition: Document): Document {
+  const webhook = (definition as unknown as { webhooks: Record<string, { post: Record<string, unknown> }> }).webhooks['booking.created']!.post;
+  definition.paths = definition.paths ?? {};
+  definition.paths[WEBHOOK_PATH] = { post: { ...webhook, operationId: 'webhookBookingCreated' } } as never;
+  return definition;
+}
+
+/** Fails unless a received webhook delivery (headers and raw body) is what the OpenAPI document describes. */
+export async function expectWebhookMatchesSpec(headers: Record<string, string | string[] | undefined>, rawBody: string): Promise<void> {
+  const openapi = await api();
+  const plain = Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  const result = openapi.validator.validateRequest({ method: 'post', path: WEBHOOK_PATH, headers: plain, body: JSON.parse(rawBody) as unknown });
+  expect(result.errors ?? [], `webhook delivery: ${rawBody.slice(0, 500)}`).toEqual([]);
 }
 
 export interface CapturedResponse {

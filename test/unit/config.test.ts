@@ -41,4 +41,26 @@ describe('configuration', () => {
   it('ignores empty values and unrelated variables', () => {
     expect(loadConfig({ PORT: '', UNRELATED: 'x' }).PORT).toBe(3000);
   });
+
+  it('decisions webhooks: the retry schedule, timeout and target rule default to the contract values', () => {
+    const config = loadConfig({});
+    expect(config.WEBHOOK_RETRY_DELAYS_MS).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
+    expect(config.WEBHOOK_TIMEOUT_MS).toBe(15_000);
+    expect(config.WEBHOOK_ALLOW_PRIVATE_TARGETS).toBe(false);
+    expect(config.WEBHOOK_WORKER).toBe(true);
+    expect(config.WEBHOOK_SECRET_KEY).toBeUndefined();
+    expect(loadConfig({ WEBHOOK_RETRY_DELAYS_MS: ' 1, 2,3,4,5,6,7 ' }).WEBHOOK_RETRY_DELAYS_MS).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('refuses a retry schedule without exactly seven delays, a malformed secret key and a stale-lock time within the lease', () => {
+    let error: unknown;
+    try {
+      loadConfig({ WEBHOOK_RETRY_DELAYS_MS: '1,2,3', WEBHOOK_SECRET_KEY: 'not-base64-of-32-bytes', WEBHOOK_TIMEOUT_MS: '0' });
+    } catch (caught) {
+      error = caught;
+    }
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const name of ['WEBHOOK_RETRY_DELAYS_MS', 'WEBHOOK_SECRET_KEY', 'WEBHOOK_TIMEOUT_MS']) expect(problems).toContain(name);
+    expect(() => loadConfig({ WEBHOOK_TIMEOUT_MS: '15000', WEBHOOK_STALE_LOCK_MS: '30000' })).toThrow(/WEBHOOK_STALE_LOCK_MS/);
+  });
 });

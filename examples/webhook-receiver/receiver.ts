@@ -1,0 +1,121 @@
+/**
+ * A minimal booking.created receiver: verifies every delivery with the `standardwebhooks` library
+ * and handles each event once, however often it is delivered.
+ *
+ *   WEBHOOK_SECRET=whsec_… PORT=8443 TLS_CERT=cert.pem TLS_KEY=key.pem npx tsx examples/webhook-receiver/receiver.ts
+ *
+ * Without TLS_CERT and TLS_KEY it serves plain HTTP, for use behind a proxy that terminates TLS
+ * (the service delivers only to https:// addresses).
+ */
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { pathToFileURL } from 'node:url';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+
+export interface BookingCreatedEvent {
+  id: string;
+  type: 'booking.created';
+  createdAt: string;
+  data: {
+    booking: {
+      id: string;
+      courseRunId: string;
+      source: string;
+      status: string;
+      createdAt: string;
+      updatedAt: string;
+      participant?: { name: string; email: string };
+    };
+  };
+}
+
+export interface ReceiverOptions {
+  /** The endpoint's signing secret, `whsec_…`, as `webhook add` printed it. */
+  secret: string;
+  /** Called once per event id; a redelivered event is acknowledged but not handled again. */
+  onEvent(event: BookingCreatedEvent): void | Promise<void>;
+  tls?: { cert: string; key: string };
+  /** Body size limit; booking.created payloads are well below it. */
+  maxBodyBytes?: number;
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        resolve(null);
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+export function createReceiver(options: ReceiverOptions): Server {
+  const webhook = new Webhook(options.secret);
+  // Event ids already handled. A real receiver keeps them in its database (with a unique
+  // constraint) for longer than the retry schedule lasts: about 28 hours.
+  const handled = new Set<string>();
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'POST') return void res.writeHead(405, { allow: 'POST' }).end();
+    const body = await readBody(req, options.maxBodyBytes ?? 256 * 1024);
+    if (body === null) return void res.writeHead(413).end();
+    const header = (name: string) => String(req.headers[name] ?? '');
+    let event: BookingCreatedEvent;
+    try {
+      // The service signs in `x-svc-signature` (and sends the same value as `webhook-signature`);
+      // the library reads the standard header names, so the contract header is passed under its name.
+      event = webhook.verify(body, {
+        'webhook-id': header('webhook-id'),
+        'webhook-timestamp': header('webhook-timestamp'),
+        'webhook-signature': header('x-svc-signature'),
+      }) as BookingCreatedEvent;
+    } catch (error) {
+      if (error instanceof WebhookVerificationError) return void res.writeHead(400).end();
+      throw error;
+    }
+    if (handled.has(event.id)) return void res.writeHead(204).end();
+    // Handle first, then remember: a crash in between means one more delivery, never a lost event.
+    await options.onEvent(event);
+    handled.add(event.id);
+    res.writeHead(204).end();
+  };
+
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
+    handle(req, res).catch((error: unknown) => {
+      console.error('webhook handling failed:', error);
+      // Any status outside 2xx makes the service try again later.
+      if (!res.headersSent) res.writeHead(500).end();
+    });
+  };
+  return options.tls ? createHttpsServer(options.tls, listener) : createHttpServer(listener);
+}
+
+function main(): void {
+  const secret = process.env.WEBHOOK_SECRET;
+  if (!secret?.startsWith('whsec_')) {
+    console.error('Set WEBHOOK_SECRET to the whsec_… secret that `webhook add` printed.');
+    process.exit(2);
+  }
+  const { TLS_CERT, TLS_KEY } = process.env;
+  const tls = TLS_CERT && TLS_KEY ? { cert: readFileSync(TLS_CERT, 'utf8'), key: readFileSync(TLS_KEY, 'utf8') } : undefined;
+  const server = createReceiver({
+    secret,
+    ...(tls ? { tls } : {}),
+    onEvent: (event) => console.log(JSON.stringify({ received: event.type, id: event.id, booking: event.data.booking.id })),
+  });
+  const port = Number(process.env.PORT ?? 8443);
+  server.listen(port, () => console.log(`Receiving booking.created on ${tls ? 'https' : 'http'}://localhost:${port}/`));
+  process.on('SIGTERM', () => server.close());
+  process.on('SIGINT', () => server.close());
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();

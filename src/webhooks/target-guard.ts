@@ -1,0 +1,74 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { InputError } from '../input-error.ts';
+
+/**
+ * decisions (webhooks, targets): only addresses in the public unicast range may be reached.
+ * ipaddr.js names every special-purpose range (private, loopback, link-local, unique-local,
+ * carrier-grade NAT, multicast, reserved, 6to4, Teredo, …); `unicast` is what remains. IPv4-mapped
+ * IPv6 addresses are judged as the IPv4 address they carry.
+ */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  return ipaddr.process(address).range() === 'unicast';
+}
+
+/** The connection was about to reach a non-public address. */
+export class TargetRefusedError extends Error {
+  readonly code = 'ERR_WEBHOOK_TARGET_REFUSED';
+
+  constructor(host: string) {
+    super(`${host} resolves only to non-public addresses`);
+    this.name = 'TargetRefusedError';
+  }
+}
+
+/**
+ * A DNS lookup for the HTTPS agent that drops non-public addresses. The socket connects to the
+ * address this function returns, so the check and the connection see the same answer: a name that
+ * changes its answer between the two (DNS rebinding) gains nothing.
+ */
+export function guardedLookup(allowPrivate: boolean): LookupFunction {
+  return ((hostname: string, options: { all?: boolean; family?: number | string }, callback: (...args: unknown[]) => void) => {
+    dnsLookup(hostname, { ...options, all: true } as never, (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
+      if (error) return callback(error);
+      const usable = allowPrivate ? addresses : addresses.filter((entry) => isPublicAddress(entry.address));
+      if (usable.length === 0) return callback(new TargetRefusedError(hostname));
+      if (options.all) return callback(null, usable);
+      return callback(null, usable[0]!.address, usable[0]!.family);
+    });
+  }) as unknown as LookupFunction;
+}
+
+/** A literal address in the URL never goes through DNS, so it is checked on its own. */
+export function assertLiteralHostAllowed(url: URL, allowPrivate: boolean): void {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!allowPrivate && isIP(host) && !isPublicAddress(host)) throw new TargetRefusedError(host);
+}
+
+/**
+ * The checks made when an endpoint is registered (and again before every attempt): an absolute
+ * `https://` URL without credentials; a literal non-public address is refused at once unless
+ * private targets are allowed. Names are resolved only when connecting.
+ */
+export function parseTargetUrl(text: string, allowPrivate: boolean): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new InputError(`--url ${JSON.stringify(text)} is not an absolute URL`);
+  }
+  if (url.protocol !== 'https:') throw new InputError(`--url must use https:// (got ${url.protocol}//); plain http is never allowed`);
+  if (url.username || url.password) throw new InputError('--url must not contain a user name or password');
+  if (text.length > 2048) throw new InputError('--url is longer than 2048 characters');
+  try {
+    assertLiteralHostAllowed(url, allowPrivate);
+  } catch (error) {
+    if (error instanceof TargetRefusedError) {
+      throw new InputError(`--url points at a non-public address (${url.hostname}); set WEBHOOK_ALLOW_PRIVATE_TARGETS=true for local development`);
+    }
+    throw error;
+  }
+  return url;
+}

@@ -1,0 +1,84 @@
+import { request } from 'node:https';
+import { createServer, type AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createReceiver, type BookingCreatedEvent } from '../../examples/webhook-receiver/receiver.ts';
+import type { Database } from '../../src/db/database.ts';
+import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { startTestApi, type TestApi } from '../support/public-api.ts';
+import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
+import { selfSignedCertificate } from '../support/webhook-receiver.ts';
+import { cliOn, insertBooking, webhookEnv } from '../support/webhooks.ts';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function post(url: string, ca: string, headers: Record<string, string>, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', ca, headers }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe.each(databaseTargets())('the example webhook receiver against real deliveries on %s', (target) => {
+  let db: Database;
+  let api: TestApi;
+  let ws: SeededWorkspace;
+  let receiver: Server;
+  let url: string;
+  let endpoint: { id: string; secret: string };
+  let certificate: { cert: string; key: string };
+  const handled: BookingCreatedEvent[] = [];
+  const env = webhookEnv();
+
+  beforeAll(async () => {
+    db = await openTestDatabase(target);
+    ws = await seedWorkspace(db, contractFixture('Example', 1));
+    certificate = await selfSignedCertificate();
+    url = `https://127.0.0.1:${await freePort()}/webhooks`;
+    endpoint = await cliOn(db, env).json('webhook', 'add', '--workspace', ws.workspaceId, '--member', OWNER_EMAIL, '--url', url, '--participants');
+    receiver = createReceiver({ secret: endpoint.secret, tls: certificate, onEvent: (event) => void handled.push(event) });
+    await new Promise<void>((resolve) => receiver.listen(Number(new URL(url).port), '127.0.0.1', resolve));
+    api = await startTestApi(db, env, { trustedCertificates: [certificate.cert] });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await new Promise((resolve) => receiver?.close(resolve));
+    await db?.close();
+  });
+
+  it('verifies a real delivery, acknowledges it, and handles a redelivered event only once (dedup by webhook-id)', async () => {
+    const bookingId = await insertBooking(db, ws.workspaceId, ws.ids.r1!, { name: 'Katherine Johnson', email: 'kj@example.com' });
+    await expect.poll(() => handled.length, { timeout: 20_000 }).toBe(1);
+    const event = handled[0]!;
+    expect(event).toMatchObject({ type: 'booking.created', data: { booking: { id: bookingId, participant: { name: 'Katherine Johnson' } } } });
+    const [delivery] = await cliOn(db, env).json<Array<{ state: string; log: Array<{ httpStatus: number }> }>>('webhook', 'deliveries', '--endpoint', endpoint.id);
+    expect(delivery).toMatchObject({ state: 'succeeded', log: [{ httpStatus: 204 }] });
+
+    const again = await cliOn(db, env, { certificate: certificate.cert }).json('webhook', 'redeliver', '--event', event.id, '--endpoint', endpoint.id);
+    expect(again).toMatchObject({ ok: true, httpStatus: 204 });
+    expect(handled).toHaveLength(1);
+  });
+
+  it('refuses a delivery with a forged signature', async () => {
+    const body = JSON.stringify({ id: 'evt_forged', type: 'booking.created', createdAt: new Date().toISOString(), data: { booking: {} } });
+    const status = await post(url, certificate.cert, {
+      'content-type': 'application/json',
+      'webhook-id': 'evt_forged',
+      'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+      'x-svc-signature': 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+    }, body);
+    expect(status).toBe(400);
+    expect(handled.map((e) => e.id)).not.toContain('evt_forged');
+  });
+});

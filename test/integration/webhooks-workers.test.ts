@@ -1,0 +1,140 @@
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/db/database.ts';
+import { capturedLogs } from '../support/public-api.ts';
+import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
+import { startServerProcess, startWorkerProcess, type ServerProcess, type WorkerProcess } from '../support/server-process.ts';
+import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { bookingOf, cliOn, webhookEnv } from '../support/webhooks.ts';
+
+interface Delivery {
+  eventId: string;
+  state: string;
+  log: Array<{ httpStatus: number | null }>;
+}
+
+describe.each(databaseTargets())('webhook workers as separate processes on %s', (target) => {
+  let db: Database;
+  let ws: SeededWorkspace;
+  let receiver: WebhookReceiver;
+  let endpointId: string;
+  let dataDir: string | null = null;
+  let server: ServerProcess | null = null;
+  const workers: WorkerProcess[] = [];
+  const env = webhookEnv({ WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_STALE_LOCK_MS: '3000', WEBHOOK_CONCURRENCY: '3' });
+  let processEnv: Record<string, string>;
+
+  const insertBookings = async (count: number): Promise<string[]> =>
+    (
+      await db.query<{ id: string }>(
+        `INSERT INTO bookings (workspace_id, course_run_id, source, status) SELECT $1, $2, 'widget', 'confirmed' FROM generate_series(1, $3) RETURNING id`,
+        [ws.workspaceId, ws.ids.r1, count],
+      )
+    ).rows.map((row) => row.id);
+  const deliveries = async () => cliOn(db, env).json<Delivery[]>('webhook', 'deliveries', '--endpoint', endpointId);
+  const startWorker = async () => {
+    const worker = await startWorkerProcess(processEnv);
+    workers.push(worker);
+    return worker;
+  };
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    if (target === 'embedded') {
+      // The embedded database lives in the server's process; workers and this test reach it through its socket.
+      dataDir = await mkdtemp(join(tmpdir(), 'webhook-workers-'));
+      // No WEBHOOK_SECRET_KEY: the embedded server generates one into its data directory, where
+      // the separate workers (and, here, the test's CLI) find it.
+      const { WEBHOOK_SECRET_KEY: _unused, ...withoutKey } = env;
+      processEnv = { ...withoutKey, DATA_DIR: dataDir, NODE_EXTRA_CA_CERTS: receiver.certificateFile };
+      server = await startServerProcess({ ...processEnv, WEBHOOK_WORKER: 'false' });
+      const keyFile = join(dataDir, 'webhook-secret-key');
+      expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+      env.WEBHOOK_SECRET_KEY = (await readFile(keyFile, 'utf8')).trim();
+      db = await openDatabase({ dataDir });
+    } else {
+      db = await openTestDatabase(target);
+      processEnv = { ...env, DATABASE_URL: db.connectionString, NODE_EXTRA_CA_CERTS: receiver.certificateFile };
+    }
+    ws = await seedWorkspace(db, contractFixture('Workers', 1));
+    endpointId = (await cliOn(db, env).json<{ id: string }>('webhook', 'add', '--workspace', ws.workspaceId, '--member', OWNER_EMAIL, '--url', receiver.url)).id;
+  });
+  afterAll(async () => {
+    for (const worker of workers) {
+      await worker.kill();
+      capturedLogs.push(...worker.output().split('\n'));
+    }
+    if (server) capturedLogs.push(...server.output().split('\n'));
+    await db?.close();
+    await server?.stop();
+    await receiver?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('decisions webhooks: after a worker is killed in the middle of deliveries and a new one starts, every event is still delivered', async () => {
+    receiver.answer = () => ({ status: 204, delayMs: 300 });
+    const first = await startWorker();
+    const booked = await insertBookings(20);
+    await receiver.waitFor((received) => received.length >= 4);
+    await first.kill();
+    const seenByTheFirst = new Set(receiver.received.map((d) => bookingOf(d).id));
+    expect(seenByTheFirst.size).toBeLessThan(booked.length);
+
+    await startWorker();
+    await expect
+      .poll(async () => (await deliveries()).filter((d) => d.state === 'succeeded').length, { timeout: 40_000, interval: 500 })
+      .toBe(booked.length);
+    expect(new Set(receiver.received.map((d) => bookingOf(d).id))).toEqual(new Set(booked));
+  });
+
+  it('decisions webhooks: with two workers at once, no event and endpoint ever gets two attempts at the same time', async () => {
+    await startWorker();
+    const before = receiver.received.length;
+    // The first attempt of each event fails slowly, so that a second attempt would overlap it if it could.
+    receiver.answer = (delivery) =>
+      receiver.received.filter((d) => d.headers['webhook-id'] === delivery.headers['webhook-id']).length === 1 ? { status: 503, delayMs: 200 } : { status: 204, delayMs: 100 };
+    const booked = await insertBookings(30);
+    await expect
+      .poll(async () => (await deliveries()).filter((d) => d.state === 'succeeded').length, { timeout: 40_000, interval: 500 })
+      .toBe(20 + booked.length);
+    const received = receiver.received.slice(before);
+    expect(received.filter((d) => d.overlapping > 0)).toEqual([]);
+    const eventIds = new Set(received.filter((d) => booked.includes(bookingOf(d).id)).map((d) => String(d.headers['webhook-id'])));
+    expect(eventIds.size).toBe(booked.length);
+    const logs = (await deliveries()).filter((d) => eventIds.has(d.eventId));
+    expect(logs).toHaveLength(booked.length);
+    for (const delivery of logs) expect(delivery.log.map((a) => a.httpStatus)).toEqual([503, 204]);
+    // Both workers took part.
+    const running = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+    expect(running).toHaveLength(2);
+    for (const worker of running) expect(worker.output()).toMatch(/"msg":"webhook attempt"/);
+  });
+
+  it('admin -- worker stops cleanly on SIGTERM', async () => {
+    for (const worker of workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null)) {
+      expect(await worker.stop()).toBe(0);
+      expect(worker.output()).toContain('webhook worker stopped');
+    }
+  });
+
+  it('npm start delivers with its in-process worker and stops it cleanly on SIGTERM', async () => {
+    if (server) {
+      await db.close();
+      expect(await server.stop()).toBe(0);
+      capturedLogs.push(...server.output().split('\n'));
+    }
+    server = await startServerProcess({ ...processEnv, WEBHOOK_WORKER: 'true' });
+    if (dataDir) db = await openDatabase({ dataDir });
+    const [bookingId] = await insertBookings(1);
+    await receiver.waitFor((received) => received.some((d) => bookingOf(d).id === bookingId));
+    await expect.poll(async () => (await deliveries()).find((d) => d.state === 'succeeded' && d.log.length === 1)).toBeTruthy();
+    if (dataDir) await db.close();
+    expect(await server.stop()).toBe(0);
+    expect(server.output()).toContain('webhook worker stopped');
+    capturedLogs.push(...server.output().split('\n'));
+    server = null;
+  });
+});

@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import { expect } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { runCli } from '../../src/cli/run-cli.ts';
+import { loadConfig } from '../../src/config.ts';
+import type { Database } from '../../src/db/database.ts';
+import type { ReceivedDelivery, WebhookReceiver } from './webhook-receiver.ts';
+
+/** The key that encrypts endpoint secrets in these tests (base64 of 32 bytes). */
+export const TEST_SECRET_KEY = randomBytes(32).toString('base64');
+
+/** Settings for fast webhook tests: short polls and delays, private (local) targets allowed. */
+export function webhookEnv(overrides: Record<string, string> = {}): Record<string, string> {
+  return {
+    WEBHOOK_SECRET_KEY: TEST_SECRET_KEY,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    WEBHOOK_POLL_INTERVAL_MS: '100',
+    WEBHOOK_RETRY_DELAYS_MS: '100,100,100,100,100,100,100',
+    WEBHOOK_TIMEOUT_MS: '2000',
+    WEBHOOK_STALE_LOCK_MS: '5000',
+    ...overrides,
+  };
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the operator CLI in-process on the test database (its closing of the database is a no-op). */
+export function cliOn(db: Database, env: Record<string, string>, receiver?: Pick<WebhookReceiver, 'certificate'>) {
+  const run = async (...argv: string[]): Promise<CliResult> => {
+    let stdout = '';
+    let stderr = '';
+    const shared = Object.create(db, { close: { value: async () => {} } }) as Database;
+    const code = await runCli(argv, {
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text) },
+      openDb: async () => shared,
+      config: loadConfig(env),
+      ...(receiver ? { trustedCertificates: [receiver.certificate] } : {}),
+    });
+    return { code, stdout, stderr };
+  };
+  const json = async <T = Record<string, unknown>>(...argv: string[]): Promise<T> => {
+    const result = await run(...argv, '--json');
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    return JSON.parse(result.stdout) as T;
+  };
+  return { run, json };
+}
+
+let counter = 0;
+
+/** Inserts a booking with plain SQL, as any writer could; returns its id. */
+export async function insertBooking(db: Pick<Database, 'query'>, workspaceId: string, courseRunId: string, participant?: { name: string; email: string }): Promise<string> {
+  counter += 1;
+  const inserted = await db.query<{ id: string }>(
+    `INSERT INTO bookings (workspace_id, course_run_id, source, status) VALUES ($1, $2, 'api', 'confirmed') RETURNING id`,
+    [workspaceId, courseRunId],
+  );
+  const id = inserted.rows[0]!.id;
+  if (participant) await db.query('INSERT INTO participants (booking_id, name, email) VALUES ($1, $2, $3)', [id, participant.name, `${counter}-${participant.email}`]);
+  return id;
+}
+
+/** The Standard Webhooks headers a receiver verifies, with `x-svc-signature` as the signature. */
+export function standardHeaders(delivery: ReceivedDelivery): Record<string, string> {
+  return {
+    'webhook-id': String(delivery.headers['webhook-id']),
+    'webhook-timestamp': String(delivery.headers['webhook-timestamp']),
+    'webhook-signature': String(delivery.headers['x-svc-signature']),
+  };
+}
+
+/** Verifies a delivery with the standardwebhooks package, unchanged; throws when it does not verify. */
+export function verifyDelivery(secret: string, delivery: ReceivedDelivery, body = delivery.body): unknown {
+  return new Webhook(secret).verify(body, standardHeaders(delivery));
+}
+
+export const bookingOf = (delivery: ReceivedDelivery) => (JSON.parse(delivery.body) as { data: { booking: { id: string } } }).data.booking;
