@@ -81,4 +81,12 @@ describe.each(databaseTargets())('the example webhook receiver against real deli
     expect(status).toBe(400);
     expect(handled.map((e) => e.id)).not.toContain('evt_forged');
   });
+
+  it("the README's walk-through: importing examples/webhook-receiver/new-booking.json into the workspace delivers its booking", async () => {
+    const fixture = new URL('../../examples/webhook-receiver/new-booking.json', import.meta.url).pathname;
+    const imported = await cliOn(db, env).json<{ ids: Record<string, string> }>('import', '--workspace', ws.workspaceId, '--file', fixture);
+    const bookingId = imported.ids.b1;
+    expect(bookingId).toMatch(/^bkg_/);
+    await expect.poll(() => handled.some((event) => event.data.booking.id === bookingId), { timeout: 20_000 }).toBe(true);
+  });
 });
