@@ -259,8 +259,9 @@ export interface webhooks {
         put?: never;
         /**
          * A booking was created
-         * @description Sent over HTTPS to every endpoint of the workspace that was registered when the booking
-         *     was created; every booking insert, by whatever writer, produces exactly one event.
+         * @description Sent over HTTPS to every endpoint of the workspace that was registered (and not removed)
+         *     when the booking was created; every booking insert, by whatever writer, produces exactly
+         *     one event, recorded in the same transaction. A removed endpoint gets no further attempts.
          *
          *     **Signature** (Standard Webhooks v1): HMAC-SHA256 with the endpoint secret (`whsec_` +
          *     base64 of 32 random bytes; the key is the base64-decoded part) over
@@ -268,10 +269,16 @@ export interface webhooks {
          *     and, identically, in `webhook-signature`, so every Standard Webhooks library verifies it.
          *
          *     **Delivery**: at-least-once; deduplicate by `webhook-id` (the event `id`); no ordering
-         *     guarantee. An attempt fails on a network or TLS error, a 15 s timeout, or any status
-         *     outside 200–299 (redirects are not followed). At most 8 attempts: immediately, then 5 s,
-         *     5 min, 30 min, 2 h, 5 h, 10 h and 10 h after the previous failure. Targets must be
-         *     `https://`; private, loopback, link-local and other non-public addresses are refused.
+         *     guarantee. An attempt fails on a network or TLS error, a 15 s timeout (for the whole
+         *     exchange), or any status outside 200–299 (redirects are not followed). At most 8
+         *     attempts: immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h after the previous
+         *     failure; after the 8th failure the delivery is marked failed and later events are still
+         *     sent. Every attempt of an event to an endpoint sends the same body (`data.booking` as it
+         *     was at the first attempt); only `webhook-timestamp` and the signature change. An operator
+         *     may add manual attempts outside the 8. Targets must be `https://`; private, loopback,
+         *     link-local and other non-public addresses are refused when connecting, after DNS
+         *     resolution. The request has `Content-Type: application/json` and
+         *     `User-Agent: course-booking-webhooks/1`.
          */
         post: operations["bookingCreated"];
         delete?: never;
@@ -365,6 +372,7 @@ export interface components {
             id: string;
             /** @constant */
             type: "booking.created";
+            /** @description When the event was recorded (the transaction that inserted the booking). */
             createdAt: components["schemas"]["Timestamp"];
             data: {
                 booking: components["schemas"]["Booking"];
