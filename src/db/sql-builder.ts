@@ -109,9 +109,20 @@ function orderSql(
   return `(${relatedRowsSql(registry, target, filter, params, select)}) ${direction}`;
 }
 
+/**
+ * What `Date.prototype.toISOString` writes for years 0 to 9999: milliseconds truncated, as the pg
+ * driver's Date parsing truncates them, so the text is byte for byte what a Date would give.
+ */
+const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+
 function selectList(resource: ResourceDefinition, alias: string): string {
+  const timestamps = new Set(resource.timestamps ?? []);
   return Object.entries(resource.fields)
-    .map(([field, column]) => `${alias}.${column} AS "${field}"`)
+    .map(([field, column]) =>
+      timestamps.has(field)
+        ? `to_char(${alias}.${column} AT TIME ZONE 'UTC', ${ISO_UTC}) AS "${field}"`
+        : `${alias}.${column} AS "${field}"`,
+    )
     .join(', ');
 }
 

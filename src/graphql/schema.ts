@@ -20,10 +20,15 @@ export function loadTypeDefs(dir: string = SCHEMA_DIR): string[] {
     .map((file) => readFileSync(`${dir}/${file}`, 'utf8'));
 }
 
+/** The one text form of an instant: what `Date.prototype.toISOString` writes. */
+const ISO_UTC_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 export const DateTime = new GraphQLScalarType<Date, string>({
   name: 'DateTime',
   description: 'An instant in UTC, ISO 8601 with milliseconds and Z.',
   serialize(value) {
+    // Registry rows carry timestamps already in this form (see ResourceDefinition.timestamps).
+    if (typeof value === 'string' && ISO_UTC_MS.test(value)) return value;
     const date = value instanceof Date ? value : new Date(String(value));
     if (Number.isNaN(date.getTime())) throw new TypeError('DateTime cannot represent an invalid date');
     return date.toISOString();
