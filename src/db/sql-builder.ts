@@ -17,6 +17,17 @@ export interface GeneratedQuery {
   argumentOrder: string[];
   /** Whether the per-parent limit is bound last. */
   hasLimit: boolean;
+  /** One-relations of the target read in the same statement (LEFT JOIN), see `embeddable`. */
+  embeds: EmbeddedRelation[];
+}
+
+/** A one-relation whose row comes back inside its parent's row, its columns aliased `relation.field`. */
+export interface EmbeddedRelation {
+  relation: string;
+  /** The alias of the joined key: null when the parent has no such row. */
+  keyAlias: string;
+  /** [column alias, field] of every field of the joined resource. */
+  fields: Array<[string, string]>;
 }
 
 export const PARENT_COLUMN = '__parent';
@@ -29,7 +40,19 @@ export function buildLookup(resource: ResourceDefinition, field: string): Genera
     fixedValues: [],
     argumentOrder: [],
     hasLimit: false,
+    embeds: [],
   };
+}
+
+/**
+ * A one-relation can be read with its parent through a LEFT JOIN when that cannot multiply the
+ * parent's rows (it matches the target's key) and it takes no arguments, limit or required rows.
+ */
+export function embeddable(registry: ResourceRegistry, owner: ResourceDefinition, relationName: string): boolean {
+  const relation = owner.relations?.[relationName];
+  if (!relation || relation.kind !== 'one') return false;
+  if (relation.arguments || relation.limit || relation.requires) return false;
+  return registry.get(relation.resource).key === relation.foreignField;
 }
 
 /**
@@ -40,11 +63,32 @@ export function buildRelationQuery(
   registry: ResourceRegistry,
   relation: RelationDefinition,
   presentArguments: readonly string[],
+  embedded: readonly string[] = [],
 ): GeneratedQuery {
   const target = registry.get(relation.resource);
   const params = new ParameterList(1);
   const foreign = columnOf(target, relation.foreignField);
   const conditions: string[] = [];
+  const joins: string[] = [];
+  const embeds: EmbeddedRelation[] = [];
+  let columns = selectList(target, 't');
+
+  embedded.forEach((name, index) => {
+    if (!embeddable(registry, target, name)) throw new Error(`${target.name}.${name} cannot be embedded`);
+    const one = registry.relation(target, name);
+    const joined = registry.get(one.resource);
+    const alias = `e${index + 1}`;
+    const on = [`${alias}.${columnOf(joined, one.foreignField)} = t.${columnOf(target, one.localField)}`];
+    for (const [field, value] of Object.entries(one.where ?? {})) on.push(`${alias}.${columnOf(joined, field)} = ${params.fixed(value)}`);
+    joins.push(` LEFT JOIN ${joined.table} ${alias} ON ${on.join(' AND ')}`);
+    columns += `, ${selectList(joined, alias, `${name}.`)}`;
+    embeds.push({
+      relation: name,
+      keyAlias: `${name}.${joined.key}`,
+      fields: Object.keys(joined.fields).map((field) => [`${name}.${field}`, field]),
+    });
+  });
+  const from = `${target.table} t${joins.join('')}`;
 
   for (const [field, value] of Object.entries(relation.where ?? {})) {
     conditions.push(`t.${columnOf(target, field)} = ${params.fixed(value)}`);
@@ -69,12 +113,12 @@ export function buildRelationQuery(
     const where = [`t.${foreign} = p.k`, ...conditions].join(' AND ');
     text =
       `SELECT p.k AS "${PARENT_COLUMN}", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL ` +
-      `(SELECT ${selectList(target, 't')} FROM ${target.table} t WHERE ${where}${orderClause} LIMIT ${limit}) x`;
+      `(SELECT ${columns} FROM ${from} WHERE ${where}${orderClause} LIMIT ${limit}) x`;
   } else {
     const where = [`t.${foreign} = ANY($1)`, ...conditions].join(' AND ');
-    text = `SELECT t.${foreign} AS "${PARENT_COLUMN}", ${selectList(target, 't')} FROM ${target.table} t WHERE ${where}${orderClause}`;
+    text = `SELECT t.${foreign} AS "${PARENT_COLUMN}", ${columns} FROM ${from} WHERE ${where}${orderClause}`;
   }
-  return { text, fixedValues: params.fixedValues, argumentOrder, hasLimit: Boolean(relation.limit) };
+  return { text, fixedValues: params.fixedValues, argumentOrder, hasLimit: Boolean(relation.limit), embeds };
 }
 
 function relatedRowsSql(
@@ -115,13 +159,13 @@ function orderSql(
  */
 const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
-function selectList(resource: ResourceDefinition, alias: string): string {
+function selectList(resource: ResourceDefinition, alias: string, prefix = ''): string {
   const timestamps = new Set(resource.timestamps ?? []);
   return Object.entries(resource.fields)
     .map(([field, column]) =>
       timestamps.has(field)
-        ? `to_char(${alias}.${column} AT TIME ZONE 'UTC', ${ISO_UTC}) AS "${field}"`
-        : `${alias}.${column} AS "${field}"`,
+        ? `to_char(${alias}.${column} AT TIME ZONE 'UTC', ${ISO_UTC}) AS "${prefix}${field}"`
+        : `${alias}.${column} AS "${prefix}${field}"`,
     )
     .join(', ');
 }

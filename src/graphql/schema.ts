@@ -5,6 +5,7 @@ import type { IResolvers } from '@graphql-tools/utils';
 import { GraphQLScalarType, Kind, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { ResourceRegistry } from '../db/resource.ts';
 import type { Loaders, Row } from '../loaders/loaders.ts';
+import { selectedFields, type SelectionInfo } from './selection.ts';
 
 export const SCHEMA_DIR = fileURLToPath(new URL('../../schema', import.meta.url));
 
@@ -92,10 +93,12 @@ function registryResolvers(registry: ResourceRegistry): IResolvers<Row, GraphQLC
     for (const [relationName, relation] of Object.entries(resource.relations ?? {})) {
       typeResolvers[relationName] =
         relation.kind === 'one'
-          ? async (parent: Row, args: Record<string, unknown>, context: GraphQLContext) =>
-              (await context.loaders.relation(resource, relationName, parent, args))[0] ?? null
-          : (parent: Row, args: Record<string, unknown>, context: GraphQLContext) =>
-              context.loaders.relation(resource, relationName, parent, args);
+          ? (parent: Row, args: Record<string, unknown>, context: GraphQLContext, info: SelectionInfo) => {
+              const rows = context.loaders.relation(resource, relationName, parent, args, () => selectedFields(info));
+              return rows instanceof Promise ? rows.then((found) => found[0] ?? null) : (rows[0] ?? null);
+            }
+          : (parent: Row, args: Record<string, unknown>, context: GraphQLContext, info: SelectionInfo) =>
+              context.loaders.relation(resource, relationName, parent, args, () => selectedFields(info));
     }
     if (Object.keys(typeResolvers).length > 0) resolvers[resource.name] = typeResolvers;
   }

@@ -1,11 +1,19 @@
 import DataLoader from 'dataloader';
 import type { Database } from '../db/database.ts';
 import type { RelationDefinition, ResourceDefinition, ResourceRegistry } from '../db/resource.ts';
-import { PARENT_COLUMN, buildLookup, buildRelationQuery, type GeneratedQuery } from '../db/sql-builder.ts';
+import { PARENT_COLUMN, buildLookup, buildRelationQuery, embeddable, type GeneratedQuery } from '../db/sql-builder.ts';
 import { ApiError } from '../errors.ts';
 
 export type Row = Record<string, unknown>;
 export type RelationArguments = Record<string, unknown>;
+
+/** Rows of one-relations read together with their parent row (null: the parent has none). */
+const EMBEDDED = Symbol('embedded');
+type EmbeddingRow = Row & { [EMBEDDED]?: Record<string, Row | null> };
+
+/** The names of the fields selected under a relation, asked for only when a statement is planned. */
+export type Selection = () => ReadonlySet<string>;
+const NOTHING_SELECTED: Selection = () => new Set();
 
 /**
  * Statements depend only on the registry and on which arguments a field is given, so they are
@@ -50,15 +58,23 @@ export class Loaders {
     return rows[0] ?? null;
   }
 
-  /** The rows of `parent.relationName` for one parent row. */
-  async relation(parent: ResourceDefinition, relationName: string, row: Row, args: RelationArguments): Promise<Row[]> {
+  /**
+   * The rows of `parent.relationName` for one parent row. One-relations of the target that are
+   * selected and `embeddable` are read in the same statement as the target rows.
+   */
+  relation(parent: ResourceDefinition, relationName: string, row: Row, args: RelationArguments, selection: Selection = NOTHING_SELECTED): Row[] | Promise<Row[]> {
+    const embedded = (row as EmbeddingRow)[EMBEDDED]?.[relationName];
+    if (embedded !== undefined) return embedded === null ? [] : [embedded];
     const relation = this.#registry.relation(parent, relationName);
     const parentValue = row[relation.localField];
     if (parentValue === null || parentValue === undefined) return [];
     const present = Object.keys(relation.arguments ?? {}).filter((name) => args[name] !== undefined && args[name] !== null);
-    const statementKey = `relation:${parent.name}.${relationName}(${present.join(',')})`;
+    const target = this.#registry.get(relation.resource);
+    const selected = selection();
+    const embeds = Object.keys(target.relations ?? {}).filter((name) => selected.has(name) && embeddable(this.#registry, target, name));
+    const statementKey = `relation:${parent.name}.${relationName}(${present.join(',')})[${embeds.join(',')}]`;
     const statement = cachedStatement(this.#registry, statementKey, () =>
-      buildRelationQuery(this.#registry, relation, present),
+      buildRelationQuery(this.#registry, relation, present, embeds),
     );
     const values = [
       ...statement.argumentOrder.map((name) => args[name]),
@@ -74,7 +90,8 @@ export class Loaders {
       loader = new DataLoader<string, Row[]>(async (keys) => {
         const result = await this.#db.query(statement.text, [keys, ...statement.fixedValues, ...argumentValues]);
         const byParent = new Map<string, Row[]>();
-        for (const row of result.rows) {
+        for (const row of result.rows as EmbeddingRow[]) {
+          if (statement.embeds.length > 0) unpackEmbedded(row, statement);
           const parentKey = String(row[PARENT_COLUMN]);
           let group = byParent.get(parentKey);
           if (!group) {
@@ -89,6 +106,20 @@ export class Loaders {
     }
     return loader;
   }
+}
+
+function unpackEmbedded(row: EmbeddingRow, statement: GeneratedQuery): void {
+  const embedded: Record<string, Row | null> = {};
+  for (const embed of statement.embeds) {
+    if (row[embed.keyAlias] === null) {
+      embedded[embed.relation] = null;
+      continue;
+    }
+    const joined: Row = {};
+    for (const [alias, field] of embed.fields) joined[field] = row[alias];
+    embedded[embed.relation] = joined;
+  }
+  row[EMBEDDED] = embedded;
 }
 
 function limitOf(relation: RelationDefinition, args: RelationArguments): number {
