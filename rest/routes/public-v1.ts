@@ -41,14 +41,16 @@ export function publicV1Router(deps: PublicV1Dependencies): Router {
 
   router.all('/courses', routeName('courses'), ...guard, requireScope('courses:read'), rejectQueryString, async (_req, res) => {
     const { apiKey } = res.locals as AuthenticatedLocals;
-    const data = await runOperation(deps, deps.operations.courses, { workspaceId: apiKey.workspaceId });
+    const data = await runOperation(deps, deps.operations.courses, { workspaceId: apiKey.workspaceId }, [['Workspace', apiKey.workspace]]);
     sendData(res, toCourses(data));
   });
 
   router.all('/bookings', routeName('bookings'), ...guard, requireScope('bookings:read'), rejectQueryString, async (_req, res) => {
     const { apiKey } = res.locals as AuthenticatedLocals;
     const withParticipant = apiKey.scopes.has('participants:read');
-    const data = await runOperation(deps, deps.operations.bookings, { workspaceId: apiKey.workspaceId, withParticipant });
+    const data = await runOperation(deps, deps.operations.bookings, { workspaceId: apiKey.workspaceId, withParticipant }, [
+      ['Workspace', apiKey.workspace],
+    ]);
     sendData(res, toBookings(data, withParticipant));
   });
 

@@ -159,6 +159,14 @@ function orderSql(
  */
 const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
+/**
+ * The columns of a resource as its loaders read them (timestamps as text), for a statement of
+ * the data layer that reads one of its rows alongside other data; `prefix` goes before each name.
+ */
+export function resourceColumns(resource: ResourceDefinition, alias: string, prefix = ''): string {
+  return selectList(resource, alias, prefix);
+}
+
 function selectList(resource: ResourceDefinition, alias: string, prefix = ''): string {
   const timestamps = new Set(resource.timestamps ?? []);
   return Object.entries(resource.fields)

@@ -49,6 +49,17 @@ export class Loaders {
     this.#db = db;
   }
 
+  /**
+   * Makes a row already read elsewhere (a key's workspace, read with the key) the answer to the
+   * lookup of its key, so that it is not read again.
+   */
+  prime(resourceName: string, row: Row): void {
+    const resource = this.#registry.get(resourceName);
+    const by = resource.key;
+    const statement = cachedStatement(this.#registry, `lookup:${resource.name}.${by}`, () => buildLookup(resource, by));
+    this.#loader(`lookup:${resource.name}.${by}`, statement, []).prime(String(row[by]), [row]);
+  }
+
   /** One row of `resourceName` whose `field` (its key by default) equals `value`. */
   async lookup(resourceName: string, value: string, field?: string): Promise<Row | null> {
     const resource = this.#registry.get(resourceName);
