@@ -1,26 +1,34 @@
 /** GraphQL results → the REST shapes of contract part 2. */
 
-export interface GraphSession {
+export interface Session {
   id: string;
   startsAt: string;
   durationMinutes: number;
   timeZone: string;
   location: string;
-  revision: number;
-  updatedAt: string;
 }
 
 export interface GraphCourseRun {
   id: string;
-  template: { title: string; description: string; revision: number; updatedAt: string };
-  sessions: GraphSession[];
+  template: { title: string; description: string };
+  sessions: Session[];
 }
 
 export interface GraphCourseList {
-  workspace: { name: string; courses: GraphCourseRun[] } | null;
+  workspace: { courses: GraphCourseRun[] } | null;
 }
 
-export type Session = Pick<GraphSession, 'id' | 'startsAt' | 'durationMinutes' | 'timeZone' | 'location'>;
+/** The calendar feed's operation: the same listing with revisions and update times. */
+export interface GraphCalendarList {
+  workspace: {
+    name: string;
+    courses: Array<{
+      id: string;
+      template: { title: string; description: string; revision: number; updatedAt: string };
+      sessions: Array<Session & { revision: number; updatedAt: string }>;
+    }>;
+  } | null;
+}
 
 export interface GraphBooking {
   id: string;

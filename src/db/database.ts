@@ -23,6 +23,8 @@ export interface Database {
     text: string,
     values?: readonly unknown[],
   ): Promise<pg.QueryResult<R>>;
+  /** `query` with each row as an array of its column values, in the statement's column order. */
+  queryArrays(text: string, values: readonly unknown[]): Promise<unknown[][]>;
   transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
   /** Observes every statement sent through `query`; returns the unsubscribe function. */
   onQuery(listener: QueryListener): () => void;
@@ -114,6 +116,11 @@ async function wrapPool(
     query(text, values) {
       for (const listener of listeners) listener(text);
       return pool.query(text, values as unknown[] | undefined);
+    },
+    async queryArrays(text, values) {
+      for (const listener of listeners) listener(text);
+      const result = await pool.query<unknown[]>({ text, values: values as unknown[], rowMode: 'array' });
+      return result.rows;
     },
     async transaction(work) {
       const client = await pool.connect();

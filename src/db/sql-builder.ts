@@ -11,6 +11,8 @@ import type {
 /** A generated statement: `$1` is always the array of lookup keys; `values` fill `$2…`. */
 export interface GeneratedQuery {
   text: string;
+  /** The names of the result columns, in order (for rows read as arrays). */
+  columns: string[];
   /** Fixed parameter values (from `where` clauses), in order, after the keys. */
   fixedValues: Scalar[];
   /** Names of the GraphQL arguments bound after the fixed values, in order. */
@@ -35,8 +37,10 @@ export const PARENT_COLUMN = '__parent';
 /** `SELECT … FROM table WHERE field = ANY($1)`: rows of one resource by any of its fields. */
 export function buildLookup(resource: ResourceDefinition, field: string): GeneratedQuery {
   const column = columnOf(resource, field);
+  const list = selectList(resource, 't');
   return {
-    text: `SELECT t.${column} AS "${PARENT_COLUMN}", ${selectList(resource, 't')} FROM ${resource.table} t WHERE t.${column} = ANY($1)`,
+    text: `SELECT t.${column} AS "${PARENT_COLUMN}", ${list.sql} FROM ${resource.table} t WHERE t.${column} = ANY($1)`,
+    columns: [PARENT_COLUMN, ...list.names],
     fixedValues: [],
     argumentOrder: [],
     hasLimit: false,
@@ -64,6 +68,8 @@ export function buildRelationQuery(
   relation: RelationDefinition,
   presentArguments: readonly string[],
   embedded: readonly string[] = [],
+  /** The target's fields to read (its key is always read); all of them when omitted. */
+  fields?: readonly string[],
 ): GeneratedQuery {
   const target = registry.get(relation.resource);
   const params = new ParameterList(1);
@@ -71,7 +77,9 @@ export function buildRelationQuery(
   const conditions: string[] = [];
   const joins: string[] = [];
   const embeds: EmbeddedRelation[] = [];
-  let columns = selectList(target, 't');
+  const own = selectList(target, 't', '', fields && new Set([target.key, ...fields]));
+  const selected = [own.sql];
+  const columns = [PARENT_COLUMN, ...own.names];
 
   embedded.forEach((name, index) => {
     if (!embeddable(registry, target, name)) throw new Error(`${target.name}.${name} cannot be embedded`);
@@ -81,7 +89,9 @@ export function buildRelationQuery(
     const on = [`${alias}.${columnOf(joined, one.foreignField)} = t.${columnOf(target, one.localField)}`];
     for (const [field, value] of Object.entries(one.where ?? {})) on.push(`${alias}.${columnOf(joined, field)} = ${params.fixed(value)}`);
     joins.push(` LEFT JOIN ${joined.table} ${alias} ON ${on.join(' AND ')}`);
-    columns += `, ${selectList(joined, alias, `${name}.`)}`;
+    const list = selectList(joined, alias, `${name}.`);
+    selected.push(list.sql);
+    columns.push(...list.names);
     embeds.push({
       relation: name,
       keyAlias: `${name}.${joined.key}`,
@@ -113,12 +123,12 @@ export function buildRelationQuery(
     const where = [`t.${foreign} = p.k`, ...conditions].join(' AND ');
     text =
       `SELECT p.k AS "${PARENT_COLUMN}", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL ` +
-      `(SELECT ${columns} FROM ${from} WHERE ${where}${orderClause} LIMIT ${limit}) x`;
+      `(SELECT ${selected.join(', ')} FROM ${from} WHERE ${where}${orderClause} LIMIT ${limit}) x`;
   } else {
     const where = [`t.${foreign} = ANY($1)`, ...conditions].join(' AND ');
-    text = `SELECT t.${foreign} AS "${PARENT_COLUMN}", ${columns} FROM ${from} WHERE ${where}${orderClause}`;
+    text = `SELECT t.${foreign} AS "${PARENT_COLUMN}", ${selected.join(', ')} FROM ${from} WHERE ${where}${orderClause}`;
   }
-  return { text, fixedValues: params.fixedValues, argumentOrder, hasLimit: Boolean(relation.limit), embeds };
+  return { text, columns, fixedValues: params.fixedValues, argumentOrder, hasLimit: Boolean(relation.limit), embeds };
 }
 
 function relatedRowsSql(
@@ -164,18 +174,22 @@ const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
  * the data layer that reads one of its rows alongside other data; `prefix` goes before each name.
  */
 export function resourceColumns(resource: ResourceDefinition, alias: string, prefix = ''): string {
-  return selectList(resource, alias, prefix);
+  return selectList(resource, alias, prefix).sql;
 }
 
-function selectList(resource: ResourceDefinition, alias: string, prefix = ''): string {
+function selectList(resource: ResourceDefinition, alias: string, prefix = '', only?: ReadonlySet<string>): { sql: string; names: string[] } {
   const timestamps = new Set(resource.timestamps ?? []);
-  return Object.entries(resource.fields)
-    .map(([field, column]) =>
-      timestamps.has(field)
-        ? `to_char(${alias}.${column} AT TIME ZONE 'UTC', ${ISO_UTC}) AS "${prefix}${field}"`
-        : `${alias}.${column} AS "${prefix}${field}"`,
-    )
-    .join(', ');
+  const entries = Object.entries(resource.fields).filter(([field]) => !only || only.has(field));
+  return {
+    sql: entries
+      .map(([field, column]) =>
+        timestamps.has(field)
+          ? `to_char(${alias}.${column} AT TIME ZONE 'UTC', ${ISO_UTC}) AS "${prefix}${field}"`
+          : `${alias}.${column} AS "${prefix}${field}"`,
+      )
+      .join(', '),
+    names: entries.map(([field]) => `${prefix}${field}`),
+  };
 }
 
 function columnOf(resource: ResourceDefinition, field: string): string {

@@ -5,7 +5,7 @@ import type { IResolvers } from '@graphql-tools/utils';
 import { GraphQLScalarType, Kind, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { ResourceRegistry } from '../db/resource.ts';
 import type { Loaders, Row } from '../loaders/loaders.ts';
-import { selectedFields, type SelectionInfo } from './selection.ts';
+import type { SelectionInfo } from './selection.ts';
 
 export const SCHEMA_DIR = fileURLToPath(new URL('../../schema', import.meta.url));
 
@@ -94,11 +94,11 @@ function registryResolvers(registry: ResourceRegistry): IResolvers<Row, GraphQLC
       typeResolvers[relationName] =
         relation.kind === 'one'
           ? (parent: Row, args: Record<string, unknown>, context: GraphQLContext, info: SelectionInfo) => {
-              const rows = context.loaders.relation(resource, relationName, parent, args, () => selectedFields(info));
+              const rows = context.loaders.relation(resource, relationName, parent, args, info);
               return rows instanceof Promise ? rows.then((found) => found[0] ?? null) : (rows[0] ?? null);
             }
           : (parent: Row, args: Record<string, unknown>, context: GraphQLContext, info: SelectionInfo) =>
-              context.loaders.relation(resource, relationName, parent, args, () => selectedFields(info));
+              context.loaders.relation(resource, relationName, parent, args, info);
     }
     if (Object.keys(typeResolvers).length > 0) resolvers[resource.name] = typeResolvers;
   }
