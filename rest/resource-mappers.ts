@@ -49,9 +49,12 @@ export interface Course {
 
 export type Booking = Omit<GraphBooking, 'participant'> & { participant?: { name: string; email: string } };
 
-export function toCourses(data: unknown): Course[] {
-  const runs = (data as GraphCourseList).workspace?.courses ?? [];
-  return runs.map((run) => ({
+export function courseRunsOf(data: unknown): GraphCourseRun[] {
+  return (data as GraphCourseList).workspace?.courses ?? [];
+}
+
+export function toCourse(run: GraphCourseRun): Course {
+  return {
     id: run.id,
     title: run.template.title,
     description: run.template.description,
@@ -62,7 +65,11 @@ export function toCourses(data: unknown): Course[] {
       timeZone: session.timeZone,
       location: session.location,
     })),
-  }));
+  };
+}
+
+export function toCourses(data: unknown): Course[] {
+  return courseRunsOf(data).map(toCourse);
 }
 
 /**
@@ -70,20 +77,25 @@ export function toCourses(data: unknown): Course[] {
  * is never null (contract part 2, rule 1). The scope check here is the last guard: the operation
  * already skipped loading it.
  */
+export function bookingsOf(data: unknown): GraphBooking[] {
+  return (data as { workspace: { bookings: GraphBooking[] } | null }).workspace?.bookings ?? [];
+}
+
+export function toBooking(booking: GraphBooking, withParticipant: boolean): Booking {
+  const mapped: Booking = {
+    id: booking.id,
+    courseRunId: booking.courseRunId,
+    source: booking.source.toLowerCase(),
+    status: booking.status.toLowerCase(),
+    createdAt: booking.createdAt,
+    updatedAt: booking.updatedAt,
+  };
+  if (withParticipant && booking.participant) {
+    mapped.participant = { name: booking.participant.name, email: booking.participant.email };
+  }
+  return mapped;
+}
+
 export function toBookings(data: unknown, withParticipant: boolean): Booking[] {
-  const bookings = (data as { workspace: { bookings: GraphBooking[] } | null }).workspace?.bookings ?? [];
-  return bookings.map((booking) => {
-    const mapped: Booking = {
-      id: booking.id,
-      courseRunId: booking.courseRunId,
-      source: booking.source.toLowerCase(),
-      status: booking.status.toLowerCase(),
-      createdAt: booking.createdAt,
-      updatedAt: booking.updatedAt,
-    };
-    if (withParticipant && booking.participant) {
-      mapped.participant = { name: booking.participant.name, email: booking.participant.email };
-    }
-    return mapped;
-  });
+  return bookingsOf(data).map((booking) => toBooking(booking, withParticipant));
 }

@@ -20,9 +20,11 @@ export async function runOperation(
   variables: Record<string, unknown>,
   known: KnownRows = [],
 ): Promise<unknown> {
-  const loaders = new Loaders(runner.registry, runner.db);
-  for (const [resource, row] of known) if (row) loaders.prime(resource, row);
-  const result: ExecutionResult = await operation.execute(variables, { loaders });
+  const result: ExecutionResult = await runner.db.withConnection((connection) => {
+    const loaders = new Loaders(runner.registry, connection);
+    for (const [resource, row] of known) if (row) loaders.prime(resource, row);
+    return operation.execute(variables, { loaders });
+  });
   if (result.errors && result.errors.length > 0) {
     const first = result.errors[0]!;
     throw toApiError(first.originalError ?? first);

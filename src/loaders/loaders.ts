@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import type { Database } from '../db/database.ts';
+import type { Queryable } from '../db/database.ts';
 import type { RelationDefinition, ResourceDefinition, ResourceRegistry } from '../db/resource.ts';
 import { PARENT_COLUMN, buildLookup, buildRelationQuery, embeddable, type GeneratedQuery } from '../db/sql-builder.ts';
 import { ApiError } from '../errors.ts';
@@ -84,9 +84,9 @@ const EMPTY: unknown[] = [];
 export class Loaders {
   readonly #loaders = new Map<string, DataLoader<string, Row[]>>();
   readonly #registry: ResourceRegistry;
-  readonly #db: Database;
+  readonly #db: Queryable;
 
-  constructor(registry: ResourceRegistry, db: Database) {
+  constructor(registry: ResourceRegistry, db: Queryable) {
     this.#registry = registry;
     this.#db = db;
   }
