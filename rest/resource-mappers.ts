@@ -1,26 +1,34 @@
 /** GraphQL results → the REST shapes of contract part 2. */
 
-export interface GraphSession {
+export interface Session {
   id: string;
   startsAt: string;
   durationMinutes: number;
   timeZone: string;
   location: string;
-  revision: number;
-  updatedAt: string;
 }
 
 export interface GraphCourseRun {
   id: string;
-  template: { title: string; description: string; revision: number; updatedAt: string };
-  sessions: GraphSession[];
+  template: { title: string; description: string };
+  sessions: Session[];
 }
 
 export interface GraphCourseList {
-  workspace: { name: string; courses: GraphCourseRun[] } | null;
+  workspace: { courses: GraphCourseRun[] } | null;
 }
 
-export type Session = Pick<GraphSession, 'id' | 'startsAt' | 'durationMinutes' | 'timeZone' | 'location'>;
+/** The calendar feed's operation: the same listing with revisions and update times. */
+export interface GraphCalendarList {
+  workspace: {
+    name: string;
+    courses: Array<{
+      id: string;
+      template: { title: string; description: string; revision: number; updatedAt: string };
+      sessions: Array<Session & { revision: number; updatedAt: string }>;
+    }>;
+  } | null;
+}
 
 export interface GraphBooking {
   id: string;
@@ -41,9 +49,12 @@ export interface Course {
 
 export type Booking = Omit<GraphBooking, 'participant'> & { participant?: { name: string; email: string } };
 
-export function toCourses(data: unknown): Course[] {
-  const runs = (data as GraphCourseList).workspace?.courses ?? [];
-  return runs.map((run) => ({
+export function courseRunsOf(data: unknown): GraphCourseRun[] {
+  return (data as GraphCourseList).workspace?.courses ?? [];
+}
+
+export function toCourse(run: GraphCourseRun): Course {
+  return {
     id: run.id,
     title: run.template.title,
     description: run.template.description,
@@ -54,7 +65,11 @@ export function toCourses(data: unknown): Course[] {
       timeZone: session.timeZone,
       location: session.location,
     })),
-  }));
+  };
+}
+
+export function toCourses(data: unknown): Course[] {
+  return courseRunsOf(data).map(toCourse);
 }
 
 /**
@@ -62,9 +77,8 @@ export function toCourses(data: unknown): Course[] {
  * is never null (contract part 2, rule 1). The scope check here is the last guard: the operation
  * already skipped loading it.
  */
-export function toBookings(data: unknown, withParticipant: boolean): Booking[] {
-  const bookings = (data as { workspace: { bookings: GraphBooking[] } | null }).workspace?.bookings ?? [];
-  return bookings.map((booking) => toBooking(booking, withParticipant));
+export function bookingsOf(data: unknown): GraphBooking[] {
+  return (data as { workspace: { bookings: GraphBooking[] } | null }).workspace?.bookings ?? [];
 }
 
 /** One booking in the REST shape: also the `data.booking` of a booking.created webhook. */
@@ -81,4 +95,8 @@ export function toBooking(booking: GraphBooking, withParticipant: boolean): Book
     mapped.participant = { name: booking.participant.name, email: booking.participant.email };
   }
   return mapped;
+}
+
+export function toBookings(data: unknown, withParticipant: boolean): Booking[] {
+  return bookingsOf(data).map((booking) => toBooking(booking, withParticipant));
 }

@@ -122,7 +122,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const registry = options.registry ?? createRegistry();
     const schema = createSchema({ registry, ...(options.typeDefs ? { typeDefs: options.typeDefs } : {}) });
     const operations = compileOperations(schema);
-    const authenticator = new Authenticator(db, { cacheTtlMs: config.KEY_CACHE_TTL_MS, lastUsedFlushMs: config.KEY_LAST_USED_FLUSH_MS });
+    const authenticator = new Authenticator(db, {
+      cacheTtlMs: config.KEY_CACHE_TTL_MS,
+      lastUsedFlushMs: config.KEY_LAST_USED_FLUSH_MS,
+      workspace: registry.get('Workspace'),
+    });
     closers.unshift(() => authenticator.close());
     const rateLimiters: RateLimiters = await createRateLimiters({
       store: config.RATE_LIMIT_STORE,

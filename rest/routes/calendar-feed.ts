@@ -7,7 +7,7 @@ import { ApiError } from '../../src/errors.ts';
 import type { CompiledOperations } from '../../src/graphql/operations.ts';
 import type { RateLimiters } from '../../src/rate-limit/limiters.ts';
 import { allowReadOnly } from '../middleware/method-guard.ts';
-import type { GraphCourseList } from '../resource-mappers.ts';
+import type { GraphCalendarList } from '../resource-mappers.ts';
 import { runOperation, type OperationRunner } from '../run-operation.ts';
 
 export interface CalendarFeedDependencies extends OperationRunner {
@@ -46,7 +46,7 @@ export function calendarFeedRouter(deps: CalendarFeedDependencies): Router {
       res.locals.limiter = 'feed';
       return next(new ApiError('rate_limit_exceeded', undefined, { headers: { 'Retry-After': String(Math.max(1, decision.resetSeconds)) } }));
     }
-    const data = (await runOperation(deps, deps.operations.courses, { workspaceId: feed.workspaceId })) as GraphCourseList;
+    const data = (await runOperation(deps, deps.operations.calendar, { workspaceId: feed.workspaceId })) as GraphCalendarList;
     const workspace = data.workspace;
     const body = renderCalendar(
       workspace?.name ?? 'Courses',

@@ -1,4 +1,4 @@
-import { Router, type RequestHandler, type Response } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { Authenticator } from '../../src/auth/authenticator.ts';
 import type { Database } from '../../src/db/database.ts';
 import type { ResourceRegistry } from '../../src/db/resource.ts';
@@ -9,9 +9,9 @@ import { allowReadOnly } from '../middleware/method-guard.ts';
 import { rateLimitPerKey } from '../middleware/rate-limit.ts';
 import { rejectQueryString } from '../middleware/reject-query.ts';
 import { requireScope } from '../middleware/require-scope.ts';
-import { JSON_CONTENT_TYPE } from '../send-error.ts';
-import { toBookings, toCourses } from '../resource-mappers.ts';
+import { bookingsOf, courseRunsOf, toBooking, toCourse } from '../resource-mappers.ts';
 import { runOperation } from '../run-operation.ts';
+import { sendList } from '../send-list.ts';
 
 export interface PublicV1Dependencies {
   db: Database;
@@ -33,23 +33,19 @@ export function publicV1Router(deps: PublicV1Dependencies): Router {
   const router = Router({ caseSensitive: true });
   const guard = [allowReadOnly, authenticate(deps.authenticator, deps.rateLimiters), rateLimitPerKey(deps.rateLimiters)];
 
-  function sendData(res: Response, data: unknown): void {
-    res.set('Cache-Control', 'private, no-store');
-    res.type(JSON_CONTENT_TYPE);
-    res.send(JSON.stringify({ data }));
-  }
-
-  router.all('/courses', routeName('courses'), ...guard, requireScope('courses:read'), rejectQueryString, async (_req, res) => {
+  router.all('/courses', routeName('courses'), ...guard, requireScope('courses:read'), rejectQueryString, async (req, res) => {
     const { apiKey } = res.locals as AuthenticatedLocals;
-    const data = await runOperation(deps, deps.operations.courses, { workspaceId: apiKey.workspaceId });
-    sendData(res, toCourses(data));
+    const data = await runOperation(deps, deps.operations.courses, { workspaceId: apiKey.workspaceId }, [['Workspace', apiKey.workspace]]);
+    sendList(req, res, courseRunsOf(data), toCourse);
   });
 
-  router.all('/bookings', routeName('bookings'), ...guard, requireScope('bookings:read'), rejectQueryString, async (_req, res) => {
+  router.all('/bookings', routeName('bookings'), ...guard, requireScope('bookings:read'), rejectQueryString, async (req, res) => {
     const { apiKey } = res.locals as AuthenticatedLocals;
     const withParticipant = apiKey.scopes.has('participants:read');
-    const data = await runOperation(deps, deps.operations.bookings, { workspaceId: apiKey.workspaceId, withParticipant });
-    sendData(res, toBookings(data, withParticipant));
+    const data = await runOperation(deps, deps.operations.bookings, { workspaceId: apiKey.workspaceId, withParticipant }, [
+      ['Workspace', apiKey.workspace],
+    ]);
+    sendList(req, res, bookingsOf(data), (booking) => toBooking(booking, withParticipant));
   });
 
   return router;

@@ -1,4 +1,6 @@
 import type { Database } from '../db/database.ts';
+import type { ResourceDefinition } from '../db/resource.ts';
+import { resourceColumns } from '../db/sql-builder.ts';
 import { InputError } from '../input-error.ts';
 import { requireManager } from './members.ts';
 import { parseScopes, type Scope } from './scopes.ts';
@@ -113,16 +115,31 @@ export interface ActiveApiKey {
   id: string;
   workspaceId: string;
   scopes: ReadonlySet<Scope>;
+  /** The key's workspace as the registry's `Workspace` resource reads it, when asked for. */
+  workspace?: Record<string, unknown>;
 }
 
-/** The active key with this hash, or null. */
-export async function findActiveApiKey(db: Database, keyHash: Buffer): Promise<ActiveApiKey | null> {
-  const found = await db.query<{ id: string; workspace_id: string; scopes: Scope[] }>(
-    'SELECT id, workspace_id, scopes FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
-    [keyHash],
-  );
+const WORKSPACE_PREFIX = 'workspace.';
+
+/**
+ * The active key with this hash, or null. Given the registry's workspace resource, the key's
+ * workspace row is read in the same statement, so that a request needs no statement of its own
+ * for it.
+ */
+export async function findActiveApiKey(db: Database, keyHash: Buffer, workspace?: ResourceDefinition): Promise<ActiveApiKey | null> {
+  const text = workspace
+    ? `SELECT k.id AS key_id, k.workspace_id AS key_workspace_id, k.scopes AS key_scopes, ${resourceColumns(workspace, 'w', WORKSPACE_PREFIX)}
+         FROM api_keys k JOIN ${workspace.table} w ON w.${workspace.fields[workspace.key]} = k.workspace_id
+        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`
+    : 'SELECT id AS key_id, workspace_id AS key_workspace_id, scopes AS key_scopes FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL';
+  const found = await db.query<{ key_id: string; key_workspace_id: string; key_scopes: Scope[] } & Record<string, unknown>>(text, [keyHash]);
   const row = found.rows[0];
-  return row ? { id: row.id, workspaceId: row.workspace_id, scopes: new Set(row.scopes) } : null;
+  if (!row) return null;
+  const key: ActiveApiKey = { id: row.key_id, workspaceId: row.key_workspace_id, scopes: new Set(row.key_scopes) };
+  if (workspace) {
+    key.workspace = Object.fromEntries(Object.keys(workspace.fields).map((field) => [field, row[`${WORKSPACE_PREFIX}${field}`]]));
+  }
+  return key;
 }
 
 /** Records last-used times collected in memory, one statement for many keys. */

@@ -1,4 +1,5 @@
 import type { Database } from '../db/database.ts';
+import type { ResourceDefinition } from '../db/resource.ts';
 import { ApiError } from '../errors.ts';
 import { findActiveApiKey, recordApiKeyUse, type ActiveApiKey } from './api-key-store.ts';
 import { MAX_API_KEY_LENGTH, isWellFormedApiKey, sha256 } from './secret-format.ts';
@@ -13,6 +14,11 @@ export interface AuthenticatorOptions {
   cacheTtlMs: number;
   /** How often collected last-used times are written (one statement for all keys). */
   lastUsedFlushMs?: number;
+  /**
+   * The registry's workspace resource: a key's workspace row is then read with the key and
+   * trusted for as long as the key (the same bound of at most 1 s).
+   */
+  workspace?: ResourceDefinition;
 }
 
 const BEARER = /^bearer +(\S+)$/i;
@@ -32,6 +38,7 @@ interface CacheEntry {
 export class Authenticator {
   readonly #db: Database;
   readonly #ttl: number;
+  readonly #workspace: ResourceDefinition | undefined;
   readonly #cache = new Map<string, CacheEntry>();
   readonly #pending = new Map<string, Promise<ActiveApiKey | null>>();
   readonly #uses = new Map<string, Date>();
@@ -40,6 +47,7 @@ export class Authenticator {
   constructor(db: Database, options: AuthenticatorOptions) {
     this.#db = db;
     this.#ttl = options.cacheTtlMs;
+    this.#workspace = options.workspace;
     const flushMs = options.lastUsedFlushMs ?? 5_000;
     if (flushMs > 0) {
       this.#timer = setInterval(() => void this.flush().catch(() => {}), flushMs);
@@ -72,7 +80,7 @@ export class Authenticator {
     // Concurrent requests with the same key share one lookup.
     let pending = this.#pending.get(hash);
     if (!pending) {
-      pending = findActiveApiKey(this.#db, Buffer.from(hash, 'hex')).finally(() => this.#pending.delete(hash));
+      pending = findActiveApiKey(this.#db, Buffer.from(hash, 'hex'), this.#workspace).finally(() => this.#pending.delete(hash));
       this.#pending.set(hash, pending);
     }
     const key = await pending;

@@ -1,8 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { PGlite } from '@electric-sql/pglite';
+import { isDatabaseUnavailable } from '../errors.ts';
 import { keepMessageGroupsTogether } from './pglite-message-groups.ts';
 import { acquireLock, publishConnection, readLiveLock, releaseLock } from './embedded-lock.ts';
 
@@ -15,7 +15,14 @@ export interface QueryListener {
   (text: string): void;
 }
 
-export interface Database {
+/** What reading through one connection offers: a subset of `Database`. */
+export interface Queryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: readonly unknown[]): Promise<pg.QueryResult<R>>;
+  /** `query` with each row as an array of its column values, in the statement's column order. */
+  queryArrays(text: string, values: readonly unknown[]): Promise<unknown[][]>;
+}
+
+export interface Database extends Queryable {
   readonly kind: DatabaseKind;
   /** A connection string other pg clients (migrations, the job queue) can use. */
   readonly connectionString: string;
@@ -24,6 +31,12 @@ export interface Database {
     text: string,
     values?: readonly unknown[],
   ): Promise<pg.QueryResult<R>>;
+  /**
+   * Runs `work` with every statement on one pooled connection, taken once: a request then waits
+   * for a connection once, not before each of its statements, and holds no half-done work while
+   * other requests take turns (not a transaction).
+   */
+  withConnection<T>(work: (connection: Queryable) => Promise<T>): Promise<T>;
   transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
   /** Observes every statement sent through `query`; returns the unsubscribe function. */
   onQuery(listener: QueryListener): () => void;
@@ -66,8 +79,12 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
     await acquireLock(dataDir);
   }
   let pglite: PGlite;
+  let PGLiteSocketServer: typeof import('@electric-sql/pglite-socket').PGLiteSocketServer;
   try {
-    pglite = await PGlite.create(inMemory ? dataDir : join(dataDir, 'pgdata'));
+    // Loaded only here: importing PGlite costs a process some 40 MB it never needs on PostgreSQL.
+    const [embedded, socket] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-socket')]);
+    PGLiteSocketServer = socket.PGLiteSocketServer;
+    pglite = await embedded.PGlite.create(inMemory ? dataDir : join(dataDir, 'pgdata'));
   } catch (error) {
     if (!inMemory) await releaseLock(dataDir);
     throw error;
@@ -117,6 +134,47 @@ async function wrapPool(
     query(text, values) {
       for (const listener of listeners) listener(text);
       return pool.query(text, values as unknown[] | undefined);
+    },
+    async queryArrays(text, values) {
+      for (const listener of listeners) listener(text);
+      const result = await pool.query<unknown[]>({ text, values: values as unknown[], rowMode: 'array' });
+      return result.rows;
+    },
+    async withConnection(work) {
+      const client = await pool.connect();
+      let broken: unknown;
+      let pending = 0;
+      // A connection lost while checked out is reported here; the statement's own promise fails too.
+      const onError = (error: unknown) => (broken = error);
+      client.on('error', onError);
+      const run = async <T>(statement: () => Promise<T>): Promise<T> => {
+        pending += 1;
+        try {
+          return await statement();
+        } catch (error) {
+          if (isDatabaseUnavailable(error)) broken = error;
+          throw error;
+        } finally {
+          pending -= 1;
+        }
+      };
+      const connection: Queryable = {
+        query(text, values) {
+          for (const listener of listeners) listener(text);
+          return run(() => client.query(text, values as unknown[] | undefined));
+        },
+        queryArrays(text, values) {
+          for (const listener of listeners) listener(text);
+          return run(async () => (await client.query<unknown[]>({ text, values: values as unknown[], rowMode: 'array' })).rows);
+        },
+      };
+      try {
+        return await work(connection);
+      } finally {
+        client.off('error', onError);
+        // A broken connection, or one with statements still queued, is not handed to anyone else.
+        client.release(broken instanceof Error ? broken : pending > 0 ? new Error('released with statements in flight') : undefined);
+      }
     },
     async transaction(work) {
       const client = await pool.connect();

@@ -9,6 +9,7 @@ export const resources: readonly ResourceDefinition[] = [
     table: 'workspaces',
     key: 'id',
     fields: { id: 'id', name: 'name', createdAt: 'created_at' },
+    timestamps: ['createdAt'],
     roots: { workspace: { argument: 'id' } },
     relations: {
       // Published runs with at least one scheduled session, by their earliest one, ties by id.
@@ -66,6 +67,7 @@ export const resources: readonly ResourceDefinition[] = [
       revision: 'revision',
       updatedAt: 'updated_at',
     },
+    timestamps: ['updatedAt'],
     roots: { courseTemplate: { argument: 'id' } },
   },
   {
@@ -80,6 +82,7 @@ export const resources: readonly ResourceDefinition[] = [
       createdAt: 'created_at',
       updatedAt: 'updated_at',
     },
+    timestamps: ['createdAt', 'updatedAt'],
     roots: { courseRun: { argument: 'id' } },
     relations: {
       template: { resource: 'CourseTemplate', kind: 'one', localField: 'templateId', foreignField: 'id' },
@@ -119,6 +122,7 @@ export const resources: readonly ResourceDefinition[] = [
       revision: 'revision',
       updatedAt: 'updated_at',
     },
+    timestamps: ['startsAt', 'updatedAt'],
     relations: {
       courseRun: { resource: 'CourseRun', kind: 'one', localField: 'courseRunId', foreignField: 'id' },
     },
@@ -136,6 +140,7 @@ export const resources: readonly ResourceDefinition[] = [
       createdAt: 'created_at',
       updatedAt: 'updated_at',
     },
+    timestamps: ['createdAt', 'updatedAt'],
     roots: { booking: { argument: 'id' } },
     relations: {
       courseRun: { resource: 'CourseRun', kind: 'one', localField: 'courseRunId', foreignField: 'id' },

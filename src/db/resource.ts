@@ -69,6 +69,11 @@ export interface ResourceDefinition {
   table: string;
   /** GraphQL field name → column name. */
   fields: Record<string, string>;
+  /**
+   * Fields whose column is a `timestamptz`. They are read as ISO 8601 UTC text with milliseconds
+   * (the DateTime format) straight from the database, so no row carries a Date object.
+   */
+  timestamps?: readonly string[];
   /** The field that identifies one row. */
   key: string;
   relations?: Record<string, RelationDefinition>;
@@ -98,6 +103,7 @@ export class ResourceRegistry {
   /** Checks that every relation points at a known resource and known fields. */
   validate(): void {
     for (const resource of this.#resources.values()) {
+      for (const field of resource.timestamps ?? []) assertField(resource, field, `${resource.name}.timestamps`);
       for (const [relationName, relation] of Object.entries(resource.relations ?? {})) {
         const where = `${resource.name}.${relationName}`;
         const target = this.get(relation.resource);

@@ -11,12 +11,25 @@ import type {
 /** A generated statement: `$1` is always the array of lookup keys; `values` fill `$2…`. */
 export interface GeneratedQuery {
   text: string;
+  /** The names of the result columns, in order (for rows read as arrays). */
+  columns: string[];
   /** Fixed parameter values (from `where` clauses), in order, after the keys. */
   fixedValues: Scalar[];
   /** Names of the GraphQL arguments bound after the fixed values, in order. */
   argumentOrder: string[];
   /** Whether the per-parent limit is bound last. */
   hasLimit: boolean;
+  /** One-relations of the target read in the same statement (LEFT JOIN), see `embeddable`. */
+  embeds: EmbeddedRelation[];
+}
+
+/** A one-relation whose row comes back inside its parent's row, its columns aliased `relation.field`. */
+export interface EmbeddedRelation {
+  relation: string;
+  /** The alias of the joined key: null when the parent has no such row. */
+  keyAlias: string;
+  /** [column alias, field] of every field of the joined resource. */
+  fields: Array<[string, string]>;
 }
 
 export const PARENT_COLUMN = '__parent';
@@ -24,12 +37,26 @@ export const PARENT_COLUMN = '__parent';
 /** `SELECT … FROM table WHERE field = ANY($1)`: rows of one resource by any of its fields. */
 export function buildLookup(resource: ResourceDefinition, field: string): GeneratedQuery {
   const column = columnOf(resource, field);
+  const list = selectList(resource, 't');
   return {
-    text: `SELECT t.${column} AS "${PARENT_COLUMN}", ${selectList(resource, 't')} FROM ${resource.table} t WHERE t.${column} = ANY($1)`,
+    text: `SELECT t.${column} AS "${PARENT_COLUMN}", ${list.sql} FROM ${resource.table} t WHERE t.${column} = ANY($1)`,
+    columns: [PARENT_COLUMN, ...list.names],
     fixedValues: [],
     argumentOrder: [],
     hasLimit: false,
+    embeds: [],
   };
+}
+
+/**
+ * A one-relation can be read with its parent through a LEFT JOIN when that cannot multiply the
+ * parent's rows (it matches the target's key) and it takes no arguments, limit or required rows.
+ */
+export function embeddable(registry: ResourceRegistry, owner: ResourceDefinition, relationName: string): boolean {
+  const relation = owner.relations?.[relationName];
+  if (!relation || relation.kind !== 'one') return false;
+  if (relation.arguments || relation.limit || relation.requires) return false;
+  return registry.get(relation.resource).key === relation.foreignField;
 }
 
 /**
@@ -40,11 +67,38 @@ export function buildRelationQuery(
   registry: ResourceRegistry,
   relation: RelationDefinition,
   presentArguments: readonly string[],
+  embedded: readonly string[] = [],
+  /** The target's fields to read (its key is always read); all of them when omitted. */
+  fields?: readonly string[],
 ): GeneratedQuery {
   const target = registry.get(relation.resource);
   const params = new ParameterList(1);
   const foreign = columnOf(target, relation.foreignField);
   const conditions: string[] = [];
+  const joins: string[] = [];
+  const embeds: EmbeddedRelation[] = [];
+  const own = selectList(target, 't', '', fields && new Set([target.key, ...fields]));
+  const selected = [own.sql];
+  const columns = [PARENT_COLUMN, ...own.names];
+
+  embedded.forEach((name, index) => {
+    if (!embeddable(registry, target, name)) throw new Error(`${target.name}.${name} cannot be embedded`);
+    const one = registry.relation(target, name);
+    const joined = registry.get(one.resource);
+    const alias = `e${index + 1}`;
+    const on = [`${alias}.${columnOf(joined, one.foreignField)} = t.${columnOf(target, one.localField)}`];
+    for (const [field, value] of Object.entries(one.where ?? {})) on.push(`${alias}.${columnOf(joined, field)} = ${params.fixed(value)}`);
+    joins.push(` LEFT JOIN ${joined.table} ${alias} ON ${on.join(' AND ')}`);
+    const list = selectList(joined, alias, `${name}.`);
+    selected.push(list.sql);
+    columns.push(...list.names);
+    embeds.push({
+      relation: name,
+      keyAlias: `${name}.${joined.key}`,
+      fields: Object.keys(joined.fields).map((field) => [`${name}.${field}`, field]),
+    });
+  });
+  const from = `${target.table} t${joins.join('')}`;
 
   for (const [field, value] of Object.entries(relation.where ?? {})) {
     conditions.push(`t.${columnOf(target, field)} = ${params.fixed(value)}`);
@@ -69,12 +123,12 @@ export function buildRelationQuery(
     const where = [`t.${foreign} = p.k`, ...conditions].join(' AND ');
     text =
       `SELECT p.k AS "${PARENT_COLUMN}", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL ` +
-      `(SELECT ${selectList(target, 't')} FROM ${target.table} t WHERE ${where}${orderClause} LIMIT ${limit}) x`;
+      `(SELECT ${selected.join(', ')} FROM ${from} WHERE ${where}${orderClause} LIMIT ${limit}) x`;
   } else {
     const where = [`t.${foreign} = ANY($1)`, ...conditions].join(' AND ');
-    text = `SELECT t.${foreign} AS "${PARENT_COLUMN}", ${selectList(target, 't')} FROM ${target.table} t WHERE ${where}${orderClause}`;
+    text = `SELECT t.${foreign} AS "${PARENT_COLUMN}", ${selected.join(', ')} FROM ${from} WHERE ${where}${orderClause}`;
   }
-  return { text, fixedValues: params.fixedValues, argumentOrder, hasLimit: Boolean(relation.limit) };
+  return { text, columns, fixedValues: params.fixedValues, argumentOrder, hasLimit: Boolean(relation.limit), embeds };
 }
 
 function relatedRowsSql(
@@ -109,10 +163,33 @@ function orderSql(
   return `(${relatedRowsSql(registry, target, filter, params, select)}) ${direction}`;
 }
 
-function selectList(resource: ResourceDefinition, alias: string): string {
-  return Object.entries(resource.fields)
-    .map(([field, column]) => `${alias}.${column} AS "${field}"`)
-    .join(', ');
+/**
+ * What `Date.prototype.toISOString` writes for years 0 to 9999: milliseconds truncated, as the pg
+ * driver's Date parsing truncates them, so the text is byte for byte what a Date would give.
+ */
+const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+
+/**
+ * The columns of a resource as its loaders read them (timestamps as text), for a statement of
+ * the data layer that reads one of its rows alongside other data; `prefix` goes before each name.
+ */
+export function resourceColumns(resource: ResourceDefinition, alias: string, prefix = ''): string {
+  return selectList(resource, alias, prefix).sql;
+}
+
+function selectList(resource: ResourceDefinition, alias: string, prefix = '', only?: ReadonlySet<string>): { sql: string; names: string[] } {
+  const timestamps = new Set(resource.timestamps ?? []);
+  const entries = Object.entries(resource.fields).filter(([field]) => !only || only.has(field));
+  return {
+    sql: entries
+      .map(([field, column]) =>
+        timestamps.has(field)
+          ? `to_char(${alias}.${column} AT TIME ZONE 'UTC', ${ISO_UTC}) AS "${prefix}${field}"`
+          : `${alias}.${column} AS "${prefix}${field}"`,
+      )
+      .join(', '),
+    names: entries.map(([field]) => `${prefix}${field}`),
+  };
 }
 
 function columnOf(resource: ResourceDefinition, field: string): string {

@@ -3,21 +3,37 @@ import { parse, validate, type ExecutionResult, type GraphQLSchema } from 'graph
 import type { GraphQLContext } from './schema.ts';
 
 /**
- * The fixed operations behind the public REST endpoints. They are parsed, validated and compiled
- * once at start-up; a request only supplies variables. The calendar feed runs the same `courses`
- * operation as /courses, so both list exactly the same sessions. The workspace id always comes from the
- * API key, and participant data is not even loaded unless the key holds participants:read.
+ * The published runs and scheduled sessions /courses lists. The calendar feed's operation is built
+ * from the same selection (same fields, same arguments), so both list exactly the same sessions;
+ * it only adds what a calendar needs, which /courses does not read.
+ */
+function courseListing(templateExtra: string, sessionExtra: string): string {
+  return `courses {
+          id
+          template { title description ${templateExtra} }
+          sessions(status: [SCHEDULED]) { id startsAt durationMinutes timeZone location ${sessionExtra} }
+        }`;
+}
+
+/**
+ * The fixed operations behind the public REST endpoints and the calendar feed. They are parsed,
+ * validated and compiled once at start-up; a request only supplies variables. The workspace id
+ * always comes from the API key (or feed token), and participant data is not even loaded unless
+ * the key holds participants:read.
  */
 export const operationSources = {
   courses: /* GraphQL */ `
     query PublicCourses($workspaceId: ID!) {
       workspace(id: $workspaceId) {
+        ${courseListing('', '')}
+      }
+    }
+  `,
+  calendar: /* GraphQL */ `
+    query CalendarCourses($workspaceId: ID!) {
+      workspace(id: $workspaceId) {
         name
-        courses {
-          id
-          template { title description revision updatedAt }
-          sessions(status: [SCHEDULED]) { id startsAt durationMinutes timeZone location revision updatedAt }
-        }
+        ${courseListing('revision updatedAt', 'revision updatedAt')}
       }
     }
   `,

@@ -5,6 +5,7 @@ import type { IResolvers } from '@graphql-tools/utils';
 import { GraphQLScalarType, Kind, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { ResourceRegistry } from '../db/resource.ts';
 import type { Loaders, Row } from '../loaders/loaders.ts';
+import type { SelectionInfo } from './selection.ts';
 
 export const SCHEMA_DIR = fileURLToPath(new URL('../../schema', import.meta.url));
 
@@ -20,10 +21,15 @@ export function loadTypeDefs(dir: string = SCHEMA_DIR): string[] {
     .map((file) => readFileSync(`${dir}/${file}`, 'utf8'));
 }
 
+/** The one text form of an instant: what `Date.prototype.toISOString` writes. */
+const ISO_UTC_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 export const DateTime = new GraphQLScalarType<Date, string>({
   name: 'DateTime',
   description: 'An instant in UTC, ISO 8601 with milliseconds and Z.',
   serialize(value) {
+    // Registry rows carry timestamps already in this form (see ResourceDefinition.timestamps).
+    if (typeof value === 'string' && ISO_UTC_MS.test(value)) return value;
     const date = value instanceof Date ? value : new Date(String(value));
     if (Number.isNaN(date.getTime())) throw new TypeError('DateTime cannot represent an invalid date');
     return date.toISOString();
@@ -87,10 +93,12 @@ function registryResolvers(registry: ResourceRegistry): IResolvers<Row, GraphQLC
     for (const [relationName, relation] of Object.entries(resource.relations ?? {})) {
       typeResolvers[relationName] =
         relation.kind === 'one'
-          ? async (parent: Row, args: Record<string, unknown>, context: GraphQLContext) =>
-              (await context.loaders.relation(resource, relationName, parent, args))[0] ?? null
-          : (parent: Row, args: Record<string, unknown>, context: GraphQLContext) =>
-              context.loaders.relation(resource, relationName, parent, args);
+          ? (parent: Row, args: Record<string, unknown>, context: GraphQLContext, info: SelectionInfo) => {
+              const rows = context.loaders.relation(resource, relationName, parent, args, info);
+              return rows instanceof Promise ? rows.then((found) => found[0] ?? null) : (rows[0] ?? null);
+            }
+          : (parent: Row, args: Record<string, unknown>, context: GraphQLContext, info: SelectionInfo) =>
+              context.loaders.relation(resource, relationName, parent, args, info);
     }
     if (Object.keys(typeResolvers).length > 0) resolvers[resource.name] = typeResolvers;
   }

@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import {
   RateLimiterMemory,
   RateLimiterPostgres,
@@ -70,6 +69,7 @@ async function storeFactory(options: RateLimitOptions, closers: Array<() => Prom
       return (keyPrefix, points, duration) => new RateLimiterMemory({ keyPrefix, points, duration });
     case 'redis': {
       if (!options.redisUrl) throw new Error('RATE_LIMIT_STORE=redis needs REDIS_URL');
+      const { Redis } = await import('ioredis');
       const redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true });
       redis.on('error', () => {});
       await redis.connect();

@@ -86,6 +86,29 @@ describe.each(databaseTargets())('internal GraphQL on %s', (target) => {
     expect(largeCount).toBe(smallCount);
   });
 
+  it('reads a selected one-relation that matches its target key in the statement of its parents, only when it is selected', async () => {
+    const ws = await importFixture(db, sizedFixture(3), {});
+    await db.query('DELETE FROM participants WHERE booking_id = $1', [ws.ids.b0]);
+    const query = (selection: string) => api.graphql(`query($id: ID!) { workspace(id: $id) { bookings(first: 100) { id ${selection} } } }`, { id: ws.workspaceId });
+    let withParticipant: Awaited<ReturnType<typeof query>> | undefined;
+    const joined = await captureStatements(db, async () => {
+      withParticipant = await query('participant { name } courseRun { id template { title } }');
+    });
+    const bookings = (withParticipant!.body.data as { workspace: { bookings: Array<{ id: string; participant: { name: string } | null; courseRun: { template: { title: string } } }> } }).workspace.bookings;
+    expect(bookings).toHaveLength(6);
+    expect(bookings.find((booking) => booking.id === ws.ids.b0)!.participant).toBeNull();
+    expect(bookings.find((booking) => booking.id === ws.ids.b1)!.participant).toEqual({ name: 'P 1' });
+    expect(bookings.every((booking) => booking.courseRun.template.title === 'Course')).toBe(true);
+    // The workspace; bookings with their participants and runs; the runs' templates.
+    expect(joined).toHaveLength(3);
+    expect(joined[1]).toMatch(/FROM bookings t LEFT JOIN /);
+    expect(joined[1]).toMatch(/LEFT JOIN participants /);
+    expect(joined[1]).toMatch(/LEFT JOIN course_runs /);
+    expect(joined[2]).toMatch(/FROM course_templates t /);
+    const plain = await captureStatements(db, () => query(''));
+    expect(plain.some((text) => /participants|course_runs|course_templates/.test(text))).toBe(false);
+  });
+
   it('a resource the product does not have is served from SDL and a registry entry alone, nested relation included', async () => {
     // The migration of the new resource; the test owns its tables.
     await db.query(`CREATE TABLE IF NOT EXISTS gadgets (id text PRIMARY KEY, workspace_id text NOT NULL REFERENCES workspaces (id), label text NOT NULL, weight_grams integer NOT NULL)`);

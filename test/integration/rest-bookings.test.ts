@@ -69,6 +69,19 @@ describe.each(databaseTargets())('GET /api/public/v1/bookings on %s', (target) =
     }
   });
 
+  it('decisions resources: timestamps stored with microseconds are written with milliseconds, truncated exactly as Date.toISOString writes them', async () => {
+    const small = await seedWorkspace(db, contractFixture('Micro', 2));
+    await db.query(
+      "UPDATE bookings SET created_at = '2026-03-04 05:06:07.891999+00', updated_at = '2026-03-04 07:06:08.000001+02' WHERE id = $1",
+      [small.ids.b1],
+    );
+    const stored = (await db.query<{ created_at: Date; updated_at: Date }>('SELECT created_at, updated_at FROM bookings WHERE id = $1', [small.ids.b1])).rows[0]!;
+    const booking = (await list(small.bookingsKey)).find((entry) => entry.id === small.ids.b1)!;
+    expect(booking.createdAt).toBe('2026-03-04T05:06:07.891Z');
+    expect(booking.updatedAt).toBe('2026-03-04T05:06:08.000Z');
+    expect([booking.createdAt, booking.updatedAt]).toEqual([stored.created_at.toISOString(), stored.updated_at.toISOString()]);
+  });
+
   it('contract 2 rule 1: without participants:read the field participant is absent, never null', async () => {
     const response = await api.call('/api/public/v1/bookings', { key: ws.bookingsKey });
     expect(response.text).not.toContain('participant');

@@ -139,6 +139,31 @@ describe.each(databaseTargets())('GET /api/public/v1/courses on %s', (target) =>
     }
   });
 
+  it('a list larger than one piece of the body arrives whole, multi-byte characters included, with its exact Content-Length', async () => {
+    const base = contractFixture('Large', 0);
+    const sessions = (run: number) =>
+      Array.from({ length: 6 }, (_, s) => ({
+        ref: `r${run}s${s}`,
+        startsAt: new Date(Date.UTC(2027, 0, 1, run, s)).toISOString(),
+        durationMinutes: 45,
+        timeZone: 'Europe/Zurich',
+        location: `Zürich, Raum ${run}·${s} — 🎓`,
+        status: 'scheduled',
+      }));
+    const large = await seedWorkspace(db, {
+      ...base,
+      courseRuns: Array.from({ length: 150 }, (_, run) => ({ ref: `r${run}`, template: 't1', status: 'published', sessions: sessions(run) })),
+    });
+    const response = await api.call('/api/public/v1/courses', { key: large.coursesOnlyKey });
+    expect(response.status).toBe(200);
+    expect(response.text.length).toBeGreaterThan(128 * 1024);
+    expect(Number(response.headers['content-length'])).toBe(Buffer.byteLength(response.text));
+    const data = (response.body as { data: Course[] }).data;
+    expect(response.text).toBe(JSON.stringify({ data }));
+    expect(data).toHaveLength(150);
+    expect(data[149]!.sessions[5]!.location).toBe('Zürich, Raum 149·5 — 🎓');
+  });
+
   it('a course list of an empty workspace is an empty array', async () => {
     const empty = await seedWorkspace(db, { ...contractFixture('Empty', 0), courseRuns: [] });
     const response = await api.call('/api/public/v1/courses', { key: empty.coursesOnlyKey });

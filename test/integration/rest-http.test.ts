@@ -101,6 +101,18 @@ describe.each(databaseTargets())('HTTP surface and authentication on %s', (targe
     expect(statements).toBe(0);
   });
 
+  it('reads the key and its workspace in one statement: /bookings then needs one more, /courses two more (runs with templates, sessions)', async () => {
+    // The periodic write of last-used times may fall into the window: it is not the request's.
+    const ofRequest = async (work: () => Promise<unknown>) =>
+      (await captureStatements(db, work)).filter((text) => !text.startsWith('UPDATE api_keys k SET last_used_at'));
+    const bookings = await ofRequest(() => api.call(BOOKINGS, { key: ws.fullKey }));
+    expect(bookings).toHaveLength(2);
+    expect(bookings[0]).toMatch(/FROM api_keys k JOIN workspaces w/);
+    const courses = await ofRequest(() => api.call(COURSES, { key: ws.fullKey }));
+    expect(courses).toHaveLength(3);
+    expect(courses.some((text) => /^SELECT .* FROM workspaces t /.test(text))).toBe(false);
+  });
+
   it('decisions authentication: only a SHA-256 hash and the last 4 characters of a key are stored', async () => {
     const rows = await db.query('SELECT * FROM api_keys WHERE workspace_id = $1', [ws.workspaceId]);
     const stored = JSON.stringify(rows.rows.map((row) => ({ ...row, key_hash: (row.key_hash as Buffer).toString('hex') })));
