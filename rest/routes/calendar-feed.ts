@@ -46,7 +46,7 @@ export function calendarFeedRouter(deps: CalendarFeedDependencies): Router {
       res.locals.limiter = 'feed';
       return next(new ApiError('rate_limit_exceeded', undefined, { headers: { 'Retry-After': String(Math.max(1, decision.resetSeconds)) } }));
     }
-    const data = (await runOperation(deps, deps.operations.calendar, { workspaceId: feed.workspaceId })) as GraphCalendarList;
+    const data = (await runOperation(deps, deps.operations.courses, { workspaceId: feed.workspaceId, calendar: true })) as GraphCalendarList;
     const workspace = data.workspace;
     const body = renderCalendar(
       workspace?.name ?? 'Courses',

@@ -35,7 +35,7 @@ export function publicV1Router(deps: PublicV1Dependencies): Router {
 
   router.all('/courses', routeName('courses'), ...guard, requireScope('courses:read'), rejectQueryString, async (req, res) => {
     const { apiKey } = res.locals as AuthenticatedLocals;
-    const data = await runOperation(deps, deps.operations.courses, { workspaceId: apiKey.workspaceId }, [['Workspace', apiKey.workspace]]);
+    const data = await runOperation(deps, deps.operations.courses, { workspaceId: apiKey.workspaceId, calendar: false }, [['Workspace', apiKey.workspace]]);
     sendList(req, res, courseRunsOf(data), toCourse);
   });
 

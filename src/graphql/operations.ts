@@ -3,37 +3,36 @@ import { parse, validate, type ExecutionResult, type GraphQLSchema } from 'graph
 import type { GraphQLContext } from './schema.ts';
 
 /**
- * The published runs and scheduled sessions /courses lists. The calendar feed's operation is built
- * from the same selection (same fields, same arguments), so both list exactly the same sessions;
- * it only adds what a calendar needs, which /courses does not read.
- */
-function courseListing(templateExtra: string, sessionExtra: string): string {
-  return `courses {
-          id
-          template { title description ${templateExtra} }
-          sessions(status: [SCHEDULED]) { id startsAt durationMinutes timeZone location ${sessionExtra} }
-        }`;
-}
-
-/**
  * The fixed operations behind the public REST endpoints and the calendar feed. They are parsed,
  * validated and compiled once at start-up; a request only supplies variables. The workspace id
  * always comes from the API key (or feed token), and participant data is not even loaded unless
  * the key holds participants:read.
  */
 export const operationSources = {
+  // /courses and the calendar feed run this one operation, so both list exactly the same sessions.
+  // What only a calendar needs is included by `$calendar`; without it those columns are not read.
   courses: /* GraphQL */ `
-    query PublicCourses($workspaceId: ID!) {
+    query PublicCourses($workspaceId: ID!, $calendar: Boolean!) {
       workspace(id: $workspaceId) {
-        ${courseListing('', '')}
-      }
-    }
-  `,
-  calendar: /* GraphQL */ `
-    query CalendarCourses($workspaceId: ID!) {
-      workspace(id: $workspaceId) {
-        name
-        ${courseListing('revision updatedAt', 'revision updatedAt')}
+        name @include(if: $calendar)
+        courses {
+          id
+          template {
+            title
+            description
+            revision @include(if: $calendar)
+            updatedAt @include(if: $calendar)
+          }
+          sessions(status: [SCHEDULED]) {
+            id
+            startsAt
+            durationMinutes
+            timeZone
+            location
+            revision @include(if: $calendar)
+            updatedAt @include(if: $calendar)
+          }
+        }
       }
     }
   `,

@@ -8,6 +8,7 @@ import type { Database } from '../../src/db/database.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
+import { captureStatements } from '../support/statements.ts';
 
 interface ListedSession {
   id: string;
@@ -106,6 +107,16 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
       const events = parse(response.text).map(({ uid, start, durationSeconds, summary, location }) => ({ uid, start, durationSeconds, summary, location }));
       expect(events).toEqual(expected);
     }
+  });
+
+  it('the feed runs the /courses operation itself: only the feed reads the session revisions and change times it needs', async () => {
+    const sessionColumns = (statements: string[]) => statements.find((text) => /\bFROM sessions t\b/.test(text)) ?? '';
+    const feed = sessionColumns(await captureStatements(db, () => api.call(path)));
+    const courses = sessionColumns(await captureStatements(db, () => api.call('/api/public/v1/courses', { key: ws.fullKey })));
+    expect(feed).toMatch(/\bt\.revision\b/);
+    expect(feed).toMatch(/\bt\.updated_at\b/);
+    expect(courses).toMatch(/\bt\.starts_at\b/);
+    expect(courses).not.toMatch(/\bt\.revision\b|\bt\.updated_at\b/);
   });
 
   it('decisions calendar content: keeps titles and locations with emoji, accents, commas, semicolons, backslashes and newlines intact, folded at 75 octets', async () => {
