@@ -2,6 +2,19 @@ import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { parse, validate, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { GraphQLContext } from './schema.ts';
 
+/** A booking as the public API shows it; participant data only when `$withParticipant` is true. */
+const PUBLIC_BOOKING = /* GraphQL */ `
+  fragment PublicBooking on Booking {
+    id
+    courseRunId
+    source
+    status
+    createdAt
+    updatedAt
+    participant @include(if: $withParticipant) { name email }
+  }
+`;
+
 /**
  * The fixed operations behind the public REST endpoints and the calendar feed. They are parsed,
  * validated and compiled once at start-up; a request only supplies variables. The workspace id
@@ -39,32 +52,18 @@ export const operationSources = {
   bookings: /* GraphQL */ `
     query PublicBookings($workspaceId: ID!, $withParticipant: Boolean!) {
       workspace(id: $workspaceId) {
-        bookings(first: 100) {
-          id
-          courseRunId
-          source
-          status
-          createdAt
-          updatedAt
-          participant @include(if: $withParticipant) { name email }
-        }
+        bookings(first: 100) { ...PublicBooking }
       }
     }
+    ${PUBLIC_BOOKING}
   `,
-  // The booking of a booking.created webhook: the same fields, and the same participant rule, as
-  // /bookings, so that the payload's booking has exactly the REST shape.
+  // The booking of a booking.created webhook: the fragment /bookings uses, so that the payload's
+  // booking has exactly the REST shape and the same participant rule.
   webhookBooking: /* GraphQL */ `
     query WebhookBooking($bookingId: ID!, $withParticipant: Boolean!) {
-      booking(id: $bookingId) {
-        id
-        courseRunId
-        source
-        status
-        createdAt
-        updatedAt
-        participant @include(if: $withParticipant) { name email }
-      }
+      booking(id: $bookingId) { ...PublicBooking }
     }
+    ${PUBLIC_BOOKING}
   `,
 } as const;
 
