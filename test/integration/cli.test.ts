@@ -4,15 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/run-cli.ts';
 import type { Database } from '../../src/db/database.ts';
+import { cliOn } from '../support/cli.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -20,24 +14,8 @@ describe.each(databaseTargets())('operator CLI on %s', (target) => {
   let db: Database;
   let workspaceId: string;
 
-  /** Runs the CLI in-process on the test database; the CLI's closing of it is a no-op here. */
-  const cli = async (...argv: string[]): Promise<CliResult> => {
-    let stdout = '';
-    let stderr = '';
-    const shared = Object.create(db, { close: { value: async () => {} } }) as Database;
-    const code = await runCli(argv, {
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: { write: (text: string) => (stderr += text) },
-      openDb: async () => shared,
-    });
-    return { code, stdout, stderr };
-  };
-  const json = async (...argv: string[]) => {
-    const result = await cli(...argv, '--json');
-    expect(result.stderr).toBe('');
-    expect(result.code).toBe(0);
-    return JSON.parse(result.stdout) as Record<string, unknown>;
-  };
+  const cli = (...argv: string[]) => cliOn(db).run(...argv);
+  const json = (...argv: string[]) => cliOn(db).json(...argv);
   const count = async (table: string) => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]!.n;
 
   beforeAll(async () => {

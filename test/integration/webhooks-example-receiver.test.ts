@@ -8,7 +8,8 @@ import { databaseTargets, openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { selfSignedCertificate } from '../support/webhook-receiver.ts';
-import { cliOn, insertBooking, webhookEnv } from '../support/webhooks.ts';
+import { cliOn } from '../support/cli.ts';
+import { insertBooking, webhookEnv } from '../support/webhooks.ts';
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {

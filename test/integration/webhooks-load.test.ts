@@ -4,7 +4,8 @@ import { databaseTargets, openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
-import { bookingOf, cliOn, webhookEnv } from '../support/webhooks.ts';
+import { cliOn } from '../support/cli.ts';
+import { bookingOf, webhookEnv } from '../support/webhooks.ts';
 
 const BOOKINGS = 1000;
 const WRITERS = 10;

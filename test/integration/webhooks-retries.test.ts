@@ -4,7 +4,8 @@ import { databaseTargets, openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startReceiver, type Answer, type ReceivedDelivery, type WebhookReceiver } from '../support/webhook-receiver.ts';
-import { cliOn, insertBooking, webhookEnv } from '../support/webhooks.ts';
+import { cliOn } from '../support/cli.ts';
+import { insertBooking, webhookEnv } from '../support/webhooks.ts';
 
 const DELAYS = [100, 150, 200, 250, 300, 350, 400];
 

@@ -5,7 +5,8 @@ import { expectWebhookMatchesSpec } from '../support/openapi.ts';
 import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
-import { bookingOf, cliOn, insertBooking, verifyDelivery, webhookEnv } from '../support/webhooks.ts';
+import { cliOn } from '../support/cli.ts';
+import { bookingOf, insertBooking, verifyDelivery, webhookEnv } from '../support/webhooks.ts';
 
 describe.each(databaseTargets())('signed booking.created webhooks on %s', (target) => {
   let db: Database;

@@ -4,7 +4,8 @@ import { databaseTargets, openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
-import { cliOn, insertBooking, webhookEnv } from '../support/webhooks.ts';
+import { cliOn } from '../support/cli.ts';
+import { insertBooking, webhookEnv } from '../support/webhooks.ts';
 
 const NON_PUBLIC = [
   'https://127.0.0.1/hooks',

@@ -8,7 +8,8 @@ import { databaseTargets, openTestDatabase } from '../support/databases.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startServerProcess, startWorkerProcess, type ServerProcess, type WorkerProcess } from '../support/server-process.ts';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
-import { bookingOf, cliOn, webhookEnv } from '../support/webhooks.ts';
+import { cliOn } from '../support/cli.ts';
+import { bookingOf, webhookEnv } from '../support/webhooks.ts';
 
 interface Delivery {
   eventId: string;

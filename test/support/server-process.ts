@@ -2,85 +2,50 @@ import { spawn, type ChildProcess } from 'node:child_process';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
-export interface ServerProcess {
+interface StartedProcess {
   child: ChildProcess;
-  url: string;
+  /** Everything the process wrote, stdout and stderr together. */
   output(): string;
   /** SIGTERM, then the exit code. */
   stop(): Promise<number | null>;
-}
-
-/** Starts `src/main.ts` as its own process and waits until it serves. */
-export function startServerProcess(env: Record<string, string | undefined>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, PORT: '0', INTERNAL_PORT: '0', DEMO: 'false', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let text = '';
-  child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start in time:\n${text}`)), 60_000);
-    const onData = () => {
-      const match = /\(Beta\) on (http:\/\/\S+)/.exec(text);
-      if (!match) return;
-      clearTimeout(timer);
-      child.stdout!.off('data', onData);
-      resolve({
-        child,
-        url: match[1]!,
-        output: () => text,
-        async stop() {
-          if (child.exitCode === null) child.kill('SIGTERM');
-          return exited;
-        },
-      });
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited with ${code}:\n${text}`));
-    });
-  });
-}
-
-export interface WorkerProcess {
-  child: ChildProcess;
-  output(): string;
-  /** SIGTERM, then the exit code. */
-  stop(): Promise<number | null>;
-  /** SIGKILL: the worker dies in the middle of whatever it does. */
+  /** SIGKILL: the process dies in the middle of whatever it does. */
   kill(): Promise<void>;
 }
 
-/** Starts `admin -- worker` as its own process and waits until its worker runs. */
-export function startWorkerProcess(env: Record<string, string | undefined>): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export interface ServerProcess extends StartedProcess {
+  url: string;
+}
+
+export type WorkerProcess = StartedProcess;
+
+/**
+ * Starts `node --import tsx <args>` from the repository root and resolves once `ready` finds what
+ * it waits for in stdout; rejects if the process exits first or takes longer than a minute.
+ */
+function startProcess<T>(what: string, args: string[], env: Record<string, string | undefined>, ready: (stdout: string) => T | null): Promise<StartedProcess & { ready: T }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const running = () => child.exitCode === null && child.signalCode === null;
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the worker did not start in time:\n${text}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`the ${what} did not start in time:\n${text}`)), 60_000);
     const onData = () => {
-      if (!text.includes('webhook worker started')) return;
+      const found = ready(text);
+      if (found === null) return;
       clearTimeout(timer);
       child.stdout!.off('data', onData);
       resolve({
         child,
+        ready: found,
         output: () => text,
         async stop() {
-          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+          if (running()) child.kill('SIGTERM');
           return exited;
         },
         async kill() {
-          if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+          if (running()) child.kill('SIGKILL');
           await exited;
         },
       });
@@ -88,7 +53,25 @@ export function startWorkerProcess(env: Record<string, string | undefined>): Pro
     child.stdout!.on('data', onData);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`the worker exited with ${code}:\n${text}`));
+      reject(new Error(`the ${what} exited with ${code}:\n${text}`));
     });
   });
+}
+
+/** Starts `src/main.ts` as its own process and waits until it serves. */
+export async function startServerProcess(env: Record<string, string | undefined>): Promise<ServerProcess> {
+  const started = await startProcess(
+    'server',
+    ['src/main.ts'],
+    { PATH: process.env.PATH, PORT: '0', INTERNAL_PORT: '0', DEMO: 'false', LOG_LEVEL: 'info', ...env },
+    (stdout) => /\(Beta\) on (http:\/\/\S+)/.exec(stdout)?.[1] ?? null,
+  );
+  return Object.assign(started, { url: started.ready });
+}
+
+/** Starts `admin -- worker` as its own process and waits until its worker runs. */
+export function startWorkerProcess(env: Record<string, string | undefined>): Promise<WorkerProcess> {
+  return startProcess('worker', ['src/cli/main.ts', 'worker'], { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env }, (stdout) =>
+    stdout.includes('webhook worker started') ? true : null,
+  );
 }

@@ -1,10 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { expect } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { runCli } from '../../src/cli/run-cli.ts';
-import { loadConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/database.ts';
-import type { ReceivedDelivery, WebhookReceiver } from './webhook-receiver.ts';
+import type { ReceivedDelivery } from './webhook-receiver.ts';
 
 /** The key that encrypts endpoint secrets in these tests (base64 of 32 bytes). */
 export const TEST_SECRET_KEY = randomBytes(32).toString('base64');
@@ -20,36 +17,6 @@ export function webhookEnv(overrides: Record<string, string> = {}): Record<strin
     WEBHOOK_STALE_LOCK_MS: '5000',
     ...overrides,
   };
-}
-
-export interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the operator CLI in-process on the test database (its closing of the database is a no-op). */
-export function cliOn(db: Database, env: Record<string, string>, receiver?: Pick<WebhookReceiver, 'certificate'>) {
-  const run = async (...argv: string[]): Promise<CliResult> => {
-    let stdout = '';
-    let stderr = '';
-    const shared = Object.create(db, { close: { value: async () => {} } }) as Database;
-    const code = await runCli(argv, {
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: { write: (text: string) => (stderr += text) },
-      openDb: async () => shared,
-      config: loadConfig(env),
-      ...(receiver ? { trustedCertificates: [receiver.certificate] } : {}),
-    });
-    return { code, stdout, stderr };
-  };
-  const json = async <T = Record<string, unknown>>(...argv: string[]): Promise<T> => {
-    const result = await run(...argv, '--json');
-    expect(result.stderr).toBe('');
-    expect(result.code).toBe(0);
-    return JSON.parse(result.stdout) as T;
-  };
-  return { run, json };
 }
 
 let counter = 0;
