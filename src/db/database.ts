@@ -18,7 +18,10 @@ export interface QueryListener {
 /** What reading through one connection offers: a subset of `Database`. */
 export interface Queryable {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: readonly unknown[]): Promise<pg.QueryResult<R>>;
-  /** `query` with each row as an array of its column values, in the statement's column order. */
+  /**
+   * `query` with each row as an array of its column values, in the statement's column order. On
+   * PostgreSQL the statement is prepared once per connection and executed by name after that.
+   */
   queryArrays(text: string, values: readonly unknown[]): Promise<unknown[][]>;
 }
 
@@ -58,6 +61,32 @@ export interface DatabaseOptions {
 }
 
 const DEFAULT_POOL_SIZE = 10;
+
+/**
+ * How many distinct statements one process prepares by name. The data layer's statements are
+ * generated from the registry, one per selection shape, so a process meets a bounded set of them;
+ * past this bound (many ad hoc internal GraphQL selections) statements are sent unnamed again,
+ * so that no connection keeps an ever-growing set of prepared statements.
+ */
+const MAX_NAMED_STATEMENTS = 500;
+
+/**
+ * Names for the statements of `queryArrays`. A named statement is parsed and planned once per
+ * connection (PostgreSQL then settles on a generic plan), where an unnamed one is parsed and
+ * planned on every execution: for the listing statements that is most of the database's work.
+ */
+class StatementNames {
+  readonly #names = new Map<string, string>();
+
+  nameOf(text: string): string | undefined {
+    let name = this.#names.get(text);
+    if (name === undefined && this.#names.size < MAX_NAMED_STATEMENTS) {
+      name = `svc_${this.#names.size + 1}`;
+      this.#names.set(text, name);
+    }
+    return name;
+  }
+}
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.url) {
@@ -126,6 +155,15 @@ async function wrapPool(
   pool.on('connect', (client) => client.on('error', () => {}));
   const listeners = new Set<QueryListener>();
   let closed = false;
+  // Every connection to the embedded database shares one PGlite session, where two connections'
+  // statements of the same name would collide: there statements stay unnamed.
+  const names = kind === 'postgres' ? new StatementNames() : null;
+  const arrayQuery = (text: string, values: readonly unknown[]): pg.QueryArrayConfig => {
+    const name = names?.nameOf(text);
+    return name === undefined
+      ? { text, values: values as unknown[], rowMode: 'array' }
+      : { name, text, values: values as unknown[], rowMode: 'array' };
+  };
 
   const database: Database = {
     kind,
@@ -137,7 +175,7 @@ async function wrapPool(
     },
     async queryArrays(text, values) {
       for (const listener of listeners) listener(text);
-      const result = await pool.query<unknown[]>({ text, values: values as unknown[], rowMode: 'array' });
+      const result = await pool.query<unknown[]>(arrayQuery(text, values));
       return result.rows;
     },
     async withConnection(work) {
@@ -165,7 +203,7 @@ async function wrapPool(
         },
         queryArrays(text, values) {
           for (const listener of listeners) listener(text);
-          return run(async () => (await client.query<unknown[]>({ text, values: values as unknown[], rowMode: 'array' })).rows);
+          return run(async () => (await client.query<unknown[]>(arrayQuery(text, values))).rows);
         },
       };
       try {
