@@ -2,7 +2,8 @@
  * `npm run bench`: seeds S, M and L, then measures the GraphQL-backed facade against the
  * hand-written baseline on the same database, and writes docs/benchmarks.md.
  *
- * BENCH_DURATION_S (default 10) and BENCH_WARMUP_S (default 3) set the load phases.
+ * BENCH_ROUNDS (default 5), BENCH_DURATION_S (default 5) and BENCH_WARMUP_S (default 3) set the
+ * load phases.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -19,7 +20,8 @@ import { importFixture } from '../src/fixtures/import-fixture.ts';
 import { SIZES, fixtureFor, type SizeSpec } from './sizes.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const DURATION = Number(process.env.BENCH_DURATION_S ?? 10);
+const DURATION = Number(process.env.BENCH_DURATION_S ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const WARMUP = Number(process.env.BENCH_WARMUP_S ?? 3);
 const CONNECTIONS = 64;
 const INTERNAL_TOKEN = randomBytes(24).toString('hex');
@@ -57,10 +59,18 @@ interface Served {
   statements(): Promise<number>;
 }
 
+/** The Node.js arguments of `npm start`, so that the facade runs exactly as it is started. */
+async function startArguments(): Promise<string[]> {
+  const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
+  const [program, ...args] = pkg.scripts.start.split(/\s+/);
+  if (program !== 'node') throw new Error(`the start script does not run node: ${pkg.scripts.start}`);
+  return args;
+}
+
 async function startFacade(env: Record<string, string>): Promise<Served> {
   const port = await freePort();
   const internalPort = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, await startArguments(), {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
@@ -107,6 +117,12 @@ async function startBaseline(connectionString: string): Promise<Served> {
   };
 }
 
+/** User + system CPU seconds the process has used so far (Linux clock ticks are 1/100 s). */
+async function cpuSeconds(child: ChildProcess): Promise<number> {
+  const fields = (await readFile(`/proc/${child.pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 async function peakRssMb(child: ChildProcess): Promise<number> {
   const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
@@ -151,22 +167,52 @@ interface LoadResult {
   p50: number;
   p99: number;
   statementsPerRequest: number;
+  /** Server CPU (user + system) per request. */
+  cpuMs: number;
   errors: number;
 }
 
+const loadOptions = (server: Served, path: string, key: string) => ({
+  url: `${server.url}${path}`,
+  connections: CONNECTIONS,
+  headers: { authorization: `Bearer ${key}` },
+});
+
+async function warmUp(server: Served, path: string, key: string): Promise<void> {
+  await autocannon({ ...loadOptions(server, path, key), duration: WARMUP });
+}
+
 async function load(server: Served, path: string, key: string): Promise<LoadResult> {
-  const options = { url: `${server.url}${path}`, connections: CONNECTIONS, headers: { authorization: `Bearer ${key}` } };
-  await autocannon({ ...options, duration: WARMUP });
-  const before = await server.statements();
-  const result = await autocannon({ ...options, duration: DURATION });
-  const after = await server.statements();
+  const before = { statements: await server.statements(), cpu: await cpuSeconds(server.child) };
+  const result = await autocannon({ ...loadOptions(server, path, key), duration: DURATION });
+  const after = { statements: await server.statements(), cpu: await cpuSeconds(server.child) };
   const requests = result.requests.total;
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
-    statementsPerRequest: requests > 0 ? (after - before) / requests : Number.NaN,
+    statementsPerRequest: requests > 0 ? (after.statements - before.statements) / requests : Number.NaN,
+    cpuMs: requests > 0 ? ((after.cpu - before.cpu) * 1000) / requests : Number.NaN,
     errors: result.errors + result.non2xx,
+  };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** The rounds of one server at one size and endpoint, summarised by their medians. */
+function summarise(runs: LoadResult[]): LoadResult {
+  const of = (pick: (run: LoadResult) => number) => median(runs.map(pick));
+  return {
+    rps: of((run) => run.rps),
+    p50: of((run) => run.p50),
+    p99: of((run) => run.p99),
+    statementsPerRequest: of((run) => run.statementsPerRequest),
+    cpuMs: of((run) => run.cpuMs),
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
   };
 }
 
@@ -185,7 +231,7 @@ async function coldStart(): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-cold-'));
   const port = await freePort();
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, await startArguments(), {
     cwd: ROOT,
     env: { PATH: process.env.PATH, DATA_DIR: dir, PORT: String(port), INTERNAL_PORT: String(await freePort()), LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -257,6 +303,9 @@ async function main(): Promise<void> {
   await migrate(db);
   const keys = new Map<string, Keys>();
   for (const size of SIZES) keys.set(size.name, await seed(db, size));
+  // Fresh tables have no planner statistics until autovacuum gets to them; without this the plans,
+  // and so the numbers, would depend on how long seeding took.
+  await db.query('ANALYZE');
   const facade = await startFacade(database.serverEnv);
   const baseline = await startBaseline(db.connectionString);
   const rows: string[] = [];
@@ -273,22 +322,31 @@ async function main(): Promise<void> {
     }
     log('bodies are byte-identical');
 
+    // Facade and baseline alternate in every round, and which goes first alternates too, so that a
+    // disturbance of the shared machine (2 cores for both servers, PostgreSQL and the load
+    // generator) falls on both; the ratio reported is the median of the rounds' ratios.
     const results = new Map<string, LoadResult>();
+    const ratios = new Map<string, number[]>();
     for (const size of SIZES.filter((spec) => spec.name !== 'L')) {
       for (const endpoint of ENDPOINTS) {
         const key = keys.get(size.name)![endpoint.key];
-        // Facade and baseline alternate, twice, and each keeps its better run.
-        for (const server of [facade, baseline, facade, baseline]) {
-          log(`${size.name} ${endpoint.label} ${server.name}`);
-          const result = await load(server, endpoint.path, key);
-          const id = `${size.name}|${endpoint.label}|${server.name}`;
-          const previous = results.get(id);
-          if (!previous || result.rps > previous.rps) results.set(id, result);
+        log(`${size.name} ${endpoint.label}: warm-up`);
+        for (const server of [facade, baseline]) await warmUp(server, endpoint.path, key);
+        const runs = { facade: [] as LoadResult[], baseline: [] as LoadResult[] };
+        const roundRatios: number[] = [];
+        for (let round = 0; round < ROUNDS; round += 1) {
+          for (const server of round % 2 === 0 ? [facade, baseline] : [baseline, facade]) runs[server.name].push(await load(server, endpoint.path, key));
+          roundRatios.push(runs.facade[round]!.rps / runs.baseline[round]!.rps);
         }
-        const f = results.get(`${size.name}|${endpoint.label}|facade`)!;
-        const g = results.get(`${size.name}|${endpoint.label}|baseline`)!;
+        const f = summarise(runs.facade);
+        const g = summarise(runs.baseline);
+        const id = `${size.name}|${endpoint.label}`;
+        results.set(`${id}|facade`, f);
+        results.set(`${id}|baseline`, g);
+        ratios.set(id, roundRatios);
+        log(`${size.name} ${endpoint.label}: facade / baseline ${roundRatios.map((ratio) => ratio.toFixed(2)).join(' ')}`);
         rows.push(
-          `| ${size.name} | ${endpoint.label} | ${round(f.rps, 0)} | ${round(g.rps, 0)} | **${round(f.rps / g.rps, 2)}×** | ${round(f.p50)} / ${round(f.p99)} | ${round(g.p50)} / ${round(g.p99)} | ${round(f.statementsPerRequest, 2)} | ${round(g.statementsPerRequest, 2)} | ${f.errors + g.errors} |`,
+          `| ${size.name} | ${endpoint.label} | ${round(f.rps, 0)} | ${round(g.rps, 0)} | **${round(median(roundRatios), 2)}×** (${round(Math.min(...roundRatios), 2)}–${round(Math.max(...roundRatios), 2)}) | ${round(f.p50)} / ${round(f.p99)} | ${round(g.p50)} / ${round(g.p99)} | ${round(f.cpuMs, 2)} | ${round(g.cpuMs, 2)} | ${round(f.statementsPerRequest, 2)} | ${round(g.statementsPerRequest, 2)} | ${f.errors + g.errors} |`,
         );
       }
     }
@@ -323,7 +381,7 @@ async function main(): Promise<void> {
     const cold = await coldStart();
 
     const coursesRatio = medians.get('L|/courses|facade')! / medians.get('M|/courses|facade')!;
-    const ratioAt = (label: string) => results.get(`M|${label}|facade`)!.rps / results.get(`M|${label}|baseline`)!.rps;
+    const ratioAt = (label: string) => median(ratios.get(`M|${label}`)!);
     const perRequest = (size: string, label: string) => Math.round(results.get(`${size}|${label}|facade`)!.statementsPerRequest);
     const sameStatements = ENDPOINTS.every((endpoint) => perRequest('S', endpoint.label) === perRequest('M', endpoint.label));
     const verdict = (met: boolean) => (met ? 'met' : '**missed**');
@@ -347,9 +405,13 @@ async function main(): Promise<void> {
       `Machine: ${machine}.`,
       '',
       'Reproduce: `npm run bench` (embedded database), or `DATABASE_URL=postgresql://… npm run bench`',
-      `(a database of its own is created and dropped). Load: autocannon, ${CONNECTIONS} connections, ${WARMUP} s warm-up,`,
-      `${DURATION} s measured; facade and baseline alternate twice and each keeps its better run. The facade runs`,
-      'with its production settings except the rate limit, lifted by `RATE_LIMIT_MAX`.',
+      '(a database of its own is created and dropped). The data is seeded and `ANALYZE`d before',
+      `anything is measured. Load: autocannon, ${CONNECTIONS} connections, ${WARMUP} s warm-up per server, then ${ROUNDS} rounds`,
+      `of ${DURATION} s in which facade and baseline alternate (who goes first alternates too); the table`,
+      'gives the medians over the rounds, and the facade / baseline ratio is the median of the rounds\' ratios',
+      '(their range in brackets). Server CPU is the server process\'s user + system time per request. The',
+      'facade is started with the arguments of `npm start` and its production settings, except the rate',
+      'limit, lifted by `RATE_LIMIT_MAX`.',
       '',
       `Sizes: S = 5 runs, 20 bookings; M = 200 published runs × 6 sessions (+ 20 drafts and a cancelled session per run),`,
       '5,000 bookings with participants; L = 10,000 runs × 10 sessions, 100,000 bookings.',
@@ -362,8 +424,8 @@ async function main(): Promise<void> {
       '',
       '## Throughput and latency (S, M)',
       '',
-      '| size | endpoint | facade req/s | baseline req/s | facade / baseline | facade p50 / p99 ms | baseline p50 / p99 ms | facade SQL / req | baseline SQL / req | non-2xx |',
-      '|---|---|---|---|---|---|---|---|---|---|',
+      '| size | endpoint | facade req/s | baseline req/s | facade / baseline | facade p50 / p99 ms | baseline p50 / p99 ms | facade CPU ms / req | baseline CPU ms / req | facade SQL / req | baseline SQL / req | non-2xx |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|',
       ...rows,
       '',
       `Peak RSS after S and M: facade ${round(rssAfterM.facade, 0)} MB, baseline ${round(rssAfterM.baseline, 0)} MB.`,
