@@ -70,8 +70,8 @@ export interface ResourceDefinition {
   /** GraphQL field name → column name. */
   fields: Record<string, string>;
   /**
-   * Fields whose column is a `timestamptz`. They are read as ISO 8601 UTC text with milliseconds
-   * (the DateTime format) straight from the database, so no row carries a Date object.
+   * Fields whose column is a `timestamptz`. They are read as UTC text and turned into ISO 8601
+   * with milliseconds (the DateTime format) by string slicing, so no row carries a Date object.
    */
   timestamps?: readonly string[];
   /** The field that identifies one row. */

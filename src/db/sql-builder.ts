@@ -7,12 +7,15 @@ import type {
   ResourceRegistry,
   Scalar,
 } from './resource.ts';
+import { utcTextColumn } from './timestamps.ts';
 
 /** A generated statement: `$1` is always the array of lookup keys; `values` fill `$2…`. */
 export interface GeneratedQuery {
   text: string;
   /** The names of the result columns, in order (for rows read as arrays). */
   columns: string[];
+  /** The columns that hold a timestamp as UTC text, to be read with `isoFromUtcText`. */
+  timestamps: string[];
   /** Fixed parameter values (from `where` clauses), in order, after the keys. */
   fixedValues: Scalar[];
   /** Names of the GraphQL arguments bound after the fixed values, in order. */
@@ -41,6 +44,7 @@ export function buildLookup(resource: ResourceDefinition, field: string): Genera
   return {
     text: `SELECT t.${column} AS "${PARENT_COLUMN}", ${list.sql} FROM ${resource.table} t WHERE t.${column} = ANY($1)`,
     columns: [PARENT_COLUMN, ...list.names],
+    timestamps: list.timestamps,
     fixedValues: [],
     argumentOrder: [],
     hasLimit: false,
@@ -80,6 +84,7 @@ export function buildRelationQuery(
   const own = selectList(target, 't', '', fields && new Set([target.key, ...fields]));
   const selected = [own.sql];
   const columns = [PARENT_COLUMN, ...own.names];
+  const timestamps = [...own.timestamps];
 
   embedded.forEach((name, index) => {
     if (!embeddable(registry, target, name)) throw new Error(`${target.name}.${name} cannot be embedded`);
@@ -92,6 +97,7 @@ export function buildRelationQuery(
     const list = selectList(joined, alias, `${name}.`);
     selected.push(list.sql);
     columns.push(...list.names);
+    timestamps.push(...list.timestamps);
     embeds.push({
       relation: name,
       keyAlias: `${name}.${joined.key}`,
@@ -128,7 +134,7 @@ export function buildRelationQuery(
     const where = [`t.${foreign} = ANY($1)`, ...conditions].join(' AND ');
     text = `SELECT t.${foreign} AS "${PARENT_COLUMN}", ${selected.join(', ')} FROM ${from} WHERE ${where}${orderClause}`;
   }
-  return { text, columns, fixedValues: params.fixedValues, argumentOrder, hasLimit: Boolean(relation.limit), embeds };
+  return { text, columns, timestamps, fixedValues: params.fixedValues, argumentOrder, hasLimit: Boolean(relation.limit), embeds };
 }
 
 function relatedRowsSql(
@@ -164,31 +170,25 @@ function orderSql(
 }
 
 /**
- * What `Date.prototype.toISOString` writes for years 0 to 9999: milliseconds truncated, as the pg
- * driver's Date parsing truncates them, so the text is byte for byte what a Date would give.
- */
-const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
-
-/**
- * The columns of a resource as its loaders read them (timestamps as text), for a statement of
- * the data layer that reads one of its rows alongside other data; `prefix` goes before each name.
+ * The columns of a resource as its loaders read them (timestamps as UTC text, see
+ * `isoFromUtcText`), for a statement of the data layer that reads one of its rows alongside other
+ * data; `prefix` goes before each name.
  */
 export function resourceColumns(resource: ResourceDefinition, alias: string, prefix = ''): string {
   return selectList(resource, alias, prefix).sql;
 }
 
-function selectList(resource: ResourceDefinition, alias: string, prefix = '', only?: ReadonlySet<string>): { sql: string; names: string[] } {
+function selectList(resource: ResourceDefinition, alias: string, prefix = '', only?: ReadonlySet<string>): { sql: string; names: string[]; timestamps: string[] } {
   const timestamps = new Set(resource.timestamps ?? []);
   const entries = Object.entries(resource.fields).filter(([field]) => !only || only.has(field));
   return {
     sql: entries
       .map(([field, column]) =>
-        timestamps.has(field)
-          ? `to_char(${alias}.${column} AT TIME ZONE 'UTC', ${ISO_UTC}) AS "${prefix}${field}"`
-          : `${alias}.${column} AS "${prefix}${field}"`,
+        timestamps.has(field) ? `${utcTextColumn(`${alias}.${column}`)} AS "${prefix}${field}"` : `${alias}.${column} AS "${prefix}${field}"`,
       )
       .join(', '),
     names: entries.map(([field]) => `${prefix}${field}`),
+    timestamps: entries.filter(([field]) => timestamps.has(field)).map(([field]) => `${prefix}${field}`),
   };
 }
 

@@ -2,6 +2,7 @@ import DataLoader from 'dataloader';
 import type { Queryable } from '../db/database.ts';
 import type { RelationDefinition, ResourceDefinition, ResourceRegistry } from '../db/resource.ts';
 import { PARENT_COLUMN, buildLookup, buildRelationQuery, embeddable, type GeneratedQuery } from '../db/sql-builder.ts';
+import { isoFromUtcText } from '../db/timestamps.ts';
 import { ApiError } from '../errors.ts';
 import { selectedFields, type SelectionInfo } from '../graphql/selection.ts';
 
@@ -51,16 +52,19 @@ function cachedStatement(registry: ResourceRegistry, key: string, build: () => G
 function compileRow(query: GeneratedQuery): (values: unknown[]) => EmbeddingRow {
   const quote = (name: string) => JSON.stringify(name);
   const index = new Map(query.columns.map((name, position) => [name, position]));
+  const timestamps = new Set(query.timestamps);
+  const value = (name: string) => (timestamps.has(name) ? `iso(a[${index.get(name)}])` : `a[${index.get(name)}]`);
   const embeddedAliases = new Set(query.embeds.flatMap((embed) => embed.fields.map(([alias]) => alias)));
-  const properties = query.columns.filter((name) => !embeddedAliases.has(name)).map((name) => `${quote(name)}: a[${index.get(name)}]`);
+  const properties = query.columns.filter((name) => !embeddedAliases.has(name)).map((name) => `${quote(name)}: ${value(name)}`);
   if (query.embeds.length > 0) {
     const objects = query.embeds.map((embed) => {
-      const fields = embed.fields.map(([alias, field]) => `${quote(field)}: a[${index.get(alias)}]`).join(', ');
+      const fields = embed.fields.map(([alias, field]) => `${quote(field)}: ${value(alias)}`).join(', ');
       return `${quote(embed.relation)}: a[${index.get(embed.keyAlias)}] === null ? null : { ${fields} }`;
     });
     properties.push(`${quote(EMBEDDED)}: { ${objects.join(', ')} }`);
   }
-  return new Function('a', `return { ${properties.join(', ')} };`) as (values: unknown[]) => EmbeddingRow;
+  const build = new Function('iso', `return (a) => ({ ${properties.join(', ')} });`) as (iso: typeof isoFromUtcText) => (values: unknown[]) => EmbeddingRow;
+  return build(isoFromUtcText);
 }
 
 /** What one relation field of one execution needs: planned once, used for every parent row. */
