@@ -1,7 +1,6 @@
 import type { Database } from '../db/database.ts';
 import type { ResourceDefinition } from '../db/resource.ts';
-import { resourceColumns } from '../db/sql-builder.ts';
-import { isoFromUtcText } from '../db/timestamps.ts';
+import { resourceColumns, resourceRow } from '../db/sql-builder.ts';
 import { InputError } from '../input-error.ts';
 import { requireManager } from './members.ts';
 import { parseScopes, type Scope } from './scopes.ts';
@@ -138,13 +137,7 @@ export async function findActiveApiKey(db: Database, keyHash: Buffer, workspace?
   if (!row) return null;
   const key: ActiveApiKey = { id: row.key_id, workspaceId: row.key_workspace_id, scopes: new Set(row.key_scopes) };
   if (workspace) {
-    const timestamps = new Set(workspace.timestamps ?? []);
-    key.workspace = Object.fromEntries(
-      Object.keys(workspace.fields).map((field) => {
-        const value = row[`${WORKSPACE_PREFIX}${field}`];
-        return [field, timestamps.has(field) ? isoFromUtcText(value) : value];
-      }),
-    );
+    key.workspace = resourceRow(workspace, row, WORKSPACE_PREFIX);
   }
   return key;
 }

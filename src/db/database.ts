@@ -158,12 +158,12 @@ async function wrapPool(
   // Every connection to the embedded database shares one PGlite session, where two connections'
   // statements of the same name would collide: there statements stay unnamed.
   const names = kind === 'postgres' ? new StatementNames() : null;
-  const arrayQuery = (text: string, values: readonly unknown[]): pg.QueryArrayConfig => {
-    const name = names?.nameOf(text);
-    return name === undefined
-      ? { text, values: values as unknown[], rowMode: 'array' }
-      : { name, text, values: values as unknown[], rowMode: 'array' };
-  };
+  const arrayQuery = (text: string, values: readonly unknown[]): pg.QueryArrayConfig => ({
+    name: names?.nameOf(text),
+    text,
+    values: values as unknown[],
+    rowMode: 'array',
+  });
 
   const database: Database = {
     kind,

@@ -7,7 +7,7 @@ import type {
   ResourceRegistry,
   Scalar,
 } from './resource.ts';
-import { utcTextColumn } from './timestamps.ts';
+import { isoFromUtcText, utcTextColumn } from './timestamps.ts';
 
 /** A generated statement: `$1` is always the array of lookup keys; `values` fill `$2…`. */
 export interface GeneratedQuery {
@@ -176,6 +176,17 @@ function orderSql(
  */
 export function resourceColumns(resource: ResourceDefinition, alias: string, prefix = ''): string {
   return selectList(resource, alias, prefix).sql;
+}
+
+/** The resource's row as its loaders would build it, from a result row read with `resourceColumns`. */
+export function resourceRow(resource: ResourceDefinition, row: Record<string, unknown>, prefix = ''): Record<string, unknown> {
+  const timestamps = new Set(resource.timestamps ?? []);
+  return Object.fromEntries(
+    Object.keys(resource.fields).map((field) => {
+      const value = row[`${prefix}${field}`];
+      return [field, timestamps.has(field) ? isoFromUtcText(value) : value];
+    }),
+  );
 }
 
 function selectList(resource: ResourceDefinition, alias: string, prefix = '', only?: ReadonlySet<string>): { sql: string; names: string[]; timestamps: string[] } {
