@@ -16,7 +16,6 @@ import type { Logger } from './logger.ts';
 import { Metrics } from './observability/metrics.ts';
 import { createRateLimiters, type RateLimiters } from './rate-limit/limiters.ts';
 import { resolveSecretBox } from './webhooks/secret-box.ts';
-import { startWebhookWorker } from './webhooks/worker.ts';
 
 const CLIENT_ERROR_BODY = JSON.stringify({ error: { code: 'invalid_request', message: 'The request could not be parsed.' } });
 const METHOD_NOT_ALLOWED_BODY = JSON.stringify({ error: { code: 'method_not_allowed', message: 'This endpoint accepts only GET and HEAD.' } });
@@ -148,6 +147,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const box = await resolveSecretBox(config, { embeddedDataDir: ownsDb && db.kind === 'embedded' });
     if (config.WEBHOOK_WORKER) {
       if (box) {
+        // Loaded only here: a process that delivers no webhooks never holds the job queue's code.
+        const { startWebhookWorker } = await import('./webhooks/worker.ts');
         const worker = await startWebhookWorker({
           db,
           config,

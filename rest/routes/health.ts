@@ -1,13 +1,7 @@
-import { readdirSync } from 'node:fs';
 import { Router } from 'express';
 import type { Database } from '../../src/db/database.ts';
-import { MIGRATIONS_DIR, MIGRATIONS_TABLE } from '../../src/db/migrate.ts';
+import { MIGRATIONS_TABLE, missingMigrations } from '../../src/db/migrate.ts';
 import { JSON_CONTENT_TYPE } from '../send-error.ts';
-
-const SHIPPED = readdirSync(MIGRATIONS_DIR)
-  .filter((file) => file.endsWith('.sql'))
-  .map((file) => file.replace(/\.sql$/, ''))
-  .sort();
 
 /**
  * `/healthz`: the process answers. `/readyz`: the database answers, its schema is current and the
@@ -27,8 +21,7 @@ export function healthRouter(db: Database, lifecycle: { draining: boolean }): Ro
     if (lifecycle.draining) return send(res, 503, { status: 'unavailable', reason: 'shutting down' });
     try {
       const applied = await db.query<{ name: string }>(`SELECT name FROM ${MIGRATIONS_TABLE}`);
-      const names = new Set(applied.rows.map((row) => row.name));
-      const pending = SHIPPED.filter((name) => !names.has(name));
+      const pending = missingMigrations(applied.rows.map((row) => row.name));
       if (pending.length > 0) return send(res, 503, { status: 'unavailable', reason: 'migrations pending' });
       send(res, 200, { status: 'ready' });
     } catch {

@@ -1,6 +1,7 @@
+import { readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Logger as WorkerLogger, runMigrations as runQueueMigrations } from 'graphile-worker';
-import { runner } from 'node-pg-migrate';
 import type { Database } from './database.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations', import.meta.url));
@@ -10,8 +11,53 @@ export interface MigrationResult {
   applied: string[];
 }
 
-/** graphile-worker's own log lines are dropped: the service logs what matters about deliveries. */
-export const silentWorkerLogger = new WorkerLogger(() => () => {});
+/** The names of the migrations shipped with this build, in order. */
+export const SHIPPED_MIGRATIONS: readonly string[] = readdirSync(MIGRATIONS_DIR)
+  .filter((file) => file.endsWith('.sql'))
+  .map((file) => file.replace(/\.sql$/, ''))
+  .sort();
+
+/**
+ * The number of the job queue's newest migration as its installed package ships it (`sql/000019.sql`
+ * → 19), or null when the package does not ship them as files.
+ */
+function newestQueueMigration(): number | null {
+  try {
+    const dir = join(dirname(createRequire(import.meta.url).resolve('graphile-worker/package.json')), 'sql');
+    const numbers = readdirSync(dir)
+      .map((file) => /^(\d+)\.sql$/.exec(file)?.[1])
+      .filter((number) => number !== undefined)
+      .map(Number);
+    return numbers.length > 0 ? Math.max(...numbers) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Names of shipped migrations missing from `applied`. */
+export function missingMigrations(applied: Iterable<string>): string[] {
+  const names = new Set(applied);
+  return SHIPPED_MIGRATIONS.filter((name) => !names.has(name));
+}
+
+/**
+ * Whether the database already has every shipped migration and the job queue's newest schema,
+ * read with two cheap statements. When it has, the migration tools are never loaded: they stay out
+ * of a serving process's memory (some 20 MB).
+ */
+async function isSchemaCurrent(db: Database): Promise<boolean> {
+  const newestQueue = newestQueueMigration();
+  if (newestQueue === null) return false;
+  try {
+    const applied = await db.query<{ name: string }>(`SELECT name FROM ${MIGRATIONS_TABLE}`);
+    if (missingMigrations(applied.rows.map((row) => row.name)).length > 0) return false;
+    const queue = await db.query<{ id: number | null }>('SELECT max(id) AS id FROM graphile_worker.migrations');
+    return (queue.rows[0]?.id ?? 0) >= newestQueue;
+  } catch {
+    // A fresh database has neither table yet.
+    return false;
+  }
+}
 
 /**
  * Applies every pending migration in one transaction (concurrent callers wait for each other), then
@@ -19,12 +65,16 @@ export const silentWorkerLogger = new WorkerLogger(() => () => {});
  * the webhooks migration writes to.
  */
 export async function migrate(db: Database): Promise<MigrationResult> {
+  if (await isSchemaCurrent(db)) return { applied: [] };
   const result = await migrateOwn(db);
-  await runQueueMigrations({ pgPool: db.pool, noPreparedStatements: db.kind === 'embedded', logger: silentWorkerLogger });
+  const { Logger, runMigrations } = await import('graphile-worker');
+  // graphile-worker's own log lines are dropped: the service logs what matters about deliveries.
+  await runMigrations({ pgPool: db.pool, noPreparedStatements: db.kind === 'embedded', logger: new Logger(() => () => {}) });
   return result;
 }
 
 async function migrateOwn(db: Database): Promise<MigrationResult> {
+  const { runner } = await import('node-pg-migrate');
   const client = await db.pool.connect();
   try {
     const ran = await runner({
@@ -46,6 +96,7 @@ async function migrateOwn(db: Database): Promise<MigrationResult> {
 
 /** Names of migrations shipped with this build that the database has not applied yet. */
 export async function pendingMigrations(db: Database): Promise<string[]> {
+  const { runner } = await import('node-pg-migrate');
   const client = await db.pool.connect();
   try {
     const ran = await runner({

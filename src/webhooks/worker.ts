@@ -1,8 +1,7 @@
-import { run, type Runner } from 'graphile-worker';
+import { Logger as WorkerLogger, run, type Runner } from 'graphile-worker';
 import pg from 'pg';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
-import { silentWorkerLogger } from '../db/migrate.ts';
 import { createRegistry } from '../db/registry.ts';
 import type { ResourceRegistry } from '../db/resource.ts';
 import { compileOperations, type CompiledOperation } from '../graphql/operations.ts';
@@ -77,7 +76,8 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
       // Statements of every connection to the embedded database share one session: named prepared
       // statements of two connections would collide there.
       noPreparedStatements: embedded,
-      logger: silentWorkerLogger,
+      // graphile-worker's own log lines are dropped: the service logs what matters about deliveries.
+      logger: new WorkerLogger(() => () => {}),
       gracefulShutdownAbortTimeout: 5_000,
       // Jobs are fetched a few at a time. A job waits in the local queue at most `ttl`, then runs
       // for at most its lease (twice the timeout): together less than WEBHOOK_STALE_LOCK_MS, so no
