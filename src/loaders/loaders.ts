@@ -166,19 +166,18 @@ export class Loaders {
   }
 
   /**
-   * A lookup's loader and rows stay for the request (a primed row is answered from there). A
+   * A lookup's loader stays for the request (a primed row is answered from its cache). A
    * relation's loader serves one batch: the parents of a field ask in the same tick and their rows
-   * are read with one statement (repeated keys included), then the loader is let go, and with it
-   * every row once the field is resolved. (A DataLoader keeps its last batch, and through that
-   * batch's callbacks each answer: kept for the request, the rows of a /courses of 100,000 sessions
-   * held some 30 MB until the body was written.)
+   * are read with one statement, then the loader is let go, and with it every row once the field is
+   * resolved. (A DataLoader keeps its cache and last batch, and through them every answer: kept for
+   * the request, the rows of a /courses of 100,000 sessions held some 30 MB until the body was written.)
    */
-  #loader(key: string, statement: Statement, argumentValues: unknown[], cache: boolean): DataLoader<string, Row[]> {
+  #loader(key: string, statement: Statement, argumentValues: unknown[], keepForRequest: boolean): DataLoader<string, Row[]> {
     let loader = this.#loaders.get(key);
     if (!loader) {
       const { query, toRow } = statement;
-      const created: DataLoader<string, Row[]> = new DataLoader<string, Row[]>(async (keys) => {
-        if (!cache && this.#loaders.get(key) === created) this.#loaders.delete(key);
+      loader = new DataLoader<string, Row[]>(async (keys) => {
+        if (!keepForRequest) this.#loaders.delete(key);
         const rows = await this.#db.queryArrays(query.text, [keys, ...query.fixedValues, ...argumentValues]);
         const byParent = new Map<string, Row[]>();
         for (let i = 0; i < rows.length; i += 1) {
@@ -194,8 +193,7 @@ export class Loaders {
           group.push(row);
         }
         return keys.map((parentKey) => byParent.get(parentKey) ?? []);
-      }, { cache });
-      loader = created;
+      });
       this.#loaders.set(key, loader);
     }
     return loader;
