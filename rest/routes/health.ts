@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { Database } from '../../src/db/database.ts';
-import { MIGRATIONS_TABLE, missingMigrations } from '../../src/db/migrate.ts';
+import { pendingMigrations } from '../../src/db/migrate.ts';
 import { JSON_CONTENT_TYPE } from '../send-error.ts';
 
 /**
@@ -20,9 +20,7 @@ export function healthRouter(db: Database, lifecycle: { draining: boolean }): Ro
     res.locals.route = '/readyz';
     if (lifecycle.draining) return send(res, 503, { status: 'unavailable', reason: 'shutting down' });
     try {
-      const applied = await db.query<{ name: string }>(`SELECT name FROM ${MIGRATIONS_TABLE}`);
-      const pending = missingMigrations(applied.rows.map((row) => row.name));
-      if (pending.length > 0) return send(res, 503, { status: 'unavailable', reason: 'migrations pending' });
+      if ((await pendingMigrations(db)).length > 0) return send(res, 503, { status: 'unavailable', reason: 'migrations pending' });
       send(res, 200, { status: 'ready' });
     } catch {
       send(res, 503, { status: 'unavailable', reason: 'database unreachable' });

@@ -4,15 +4,15 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Database } from './database.ts';
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations', import.meta.url));
-export const MIGRATIONS_TABLE = 'schema_migrations';
+const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations', import.meta.url));
+const MIGRATIONS_TABLE = 'schema_migrations';
 
 export interface MigrationResult {
   applied: string[];
 }
 
 /** The names of the migrations shipped with this build, in order. */
-export const SHIPPED_MIGRATIONS: readonly string[] = readdirSync(MIGRATIONS_DIR)
+const SHIPPED_MIGRATIONS: readonly string[] = readdirSync(MIGRATIONS_DIR)
   .filter((file) => file.endsWith('.sql'))
   .map((file) => file.replace(/\.sql$/, ''))
   .sort();
@@ -34,9 +34,13 @@ function newestQueueMigration(): number | null {
   }
 }
 
-/** Names of shipped migrations missing from `applied`. */
-export function missingMigrations(applied: Iterable<string>): string[] {
-  const names = new Set(applied);
+/**
+ * Names of migrations shipped with this build that the database has not applied yet. Fails when
+ * the database cannot be read or has never been migrated.
+ */
+export async function pendingMigrations(db: Database): Promise<string[]> {
+  const applied = await db.query<{ name: string }>(`SELECT name FROM ${MIGRATIONS_TABLE}`);
+  const names = new Set(applied.rows.map((row) => row.name));
   return SHIPPED_MIGRATIONS.filter((name) => !names.has(name));
 }
 
@@ -49,8 +53,7 @@ async function isSchemaCurrent(db: Database): Promise<boolean> {
   const newestQueue = newestQueueMigration();
   if (newestQueue === null) return false;
   try {
-    const applied = await db.query<{ name: string }>(`SELECT name FROM ${MIGRATIONS_TABLE}`);
-    if (missingMigrations(applied.rows.map((row) => row.name)).length > 0) return false;
+    if ((await pendingMigrations(db)).length > 0) return false;
     const queue = await db.query<{ id: number | null }>('SELECT max(id) AS id FROM graphile_worker.migrations');
     return (queue.rows[0]?.id ?? 0) >= newestQueue;
   } catch {
@@ -89,27 +92,6 @@ async function migrateOwn(db: Database): Promise<MigrationResult> {
       logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
     });
     return { applied: ran.map((migration) => migration.name) };
-  } finally {
-    client.release();
-  }
-}
-
-/** Names of migrations shipped with this build that the database has not applied yet. */
-export async function pendingMigrations(db: Database): Promise<string[]> {
-  const { runner } = await import('node-pg-migrate');
-  const client = await db.pool.connect();
-  try {
-    const ran = await runner({
-      dbClient: client,
-      dir: MIGRATIONS_DIR,
-      direction: 'up',
-      migrationsTable: MIGRATIONS_TABLE,
-      dryRun: true,
-      noLock: true,
-      log: () => {},
-      logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
-    });
-    return ran.map((migration) => migration.name);
   } finally {
     client.release();
   }
