@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'scratch/', '.data/', 'coverage/', 'test-results/'] },
+  { ignores: ['node_modules/', 'dist/', 'scratch/', '.data/', 'coverage/', 'test-results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -15,7 +15,17 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli/**', 'src/main.ts', 'bench/**', 'examples/**', 'test/**'],
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+  },
+  {
+    // Settings are read once, validated, in src/config.ts: nothing else reads the environment.
+    files: ['src/**', 'rest/**'],
+    ignores: ['src/config.ts'],
+    rules: { 'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read settings through src/config.ts.' }] },
+  },
+  {
+    files: ['src/cli/**', 'src/main.ts', 'bench/**', 'examples/**', 'test/**', 'openapi/**'],
     rules: { 'no-console': 'off' },
   },
 );

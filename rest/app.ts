@@ -1,6 +1,7 @@
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import { ApiError, isApiError, toApiError } from '../src/errors.ts';
-import { redactPath, type Logger } from '../src/logger.ts';
+import type { Logger, Redactor } from '../src/logger.ts';
+import type { FailureGuard } from '../src/rate-limit/failure-guard.ts';
 import { requestLog } from './middleware/request-log.ts';
 import type { Metrics } from '../src/observability/metrics.ts';
 import { closeConnectionsWithBodies } from './middleware/close-with-body.ts';
@@ -15,8 +16,13 @@ export interface PublicAppDependencies extends PublicV1Dependencies {
   openapiYaml: string;
   metrics: Metrics;
   lifecycle: { draining: boolean };
+  /** The per-address failure limit of credentials (API keys, feed tokens). */
+  guard: FailureGuard;
   logger: Logger;
-  trustProxy?: boolean;
+  /** Removes secrets from what is logged of a request. */
+  redactor: Redactor;
+  /** Express's `trust proxy`: false, a hop count, or the trusted proxies' addresses and ranges. */
+  trustProxy?: false | number | string[];
 }
 
 /** Client errors raised by Express itself (a malformed URL, say) keep their 4xx meaning. */
@@ -34,7 +40,7 @@ export function createPublicApp(deps: PublicAppDependencies): Express {
   app.set('etag', false);
   app.set('case sensitive routing', true);
   app.set('trust proxy', deps.trustProxy ?? false);
-  app.use(requestLog(deps.logger, deps.metrics));
+  app.use(requestLog(deps.logger, deps.metrics, deps.redactor));
   app.use(securityHeaders);
   app.use(closeConnectionsWithBodies);
   app.use((_req, res, next) => {
@@ -60,7 +66,7 @@ export function createPublicApp(deps: PublicAppDependencies): Express {
     const apiError = isApiError(error) ? error : (fromHttpError(error) ?? toApiError(error));
     if (apiError.status >= 500) {
       deps.logger.error(
-        { err: apiError.cause ?? error, requestId: res.locals.requestId, method: req.method, path: redactPath(req.originalUrl), code: apiError.code },
+        { err: apiError.cause ?? error, requestId: res.locals.requestId, method: req.method, ...deps.redactor.url(req.originalUrl), code: apiError.code },
         'request failed',
       );
     }

@@ -5,30 +5,32 @@ import { JSON_CONTENT_TYPE } from './send-error.ts';
 const PIECE = 64 * 1024;
 
 /**
- * Answers `{"data":[…]}` with exactly the bytes of `JSON.stringify({ data: items.map(toJson) })`
- * and the headers `res.send` would give it, Content-Length included. The body is built one item
- * at a time and each item is let go once written into the text, so a large list (/courses of a
- * big workspace) never exists at once as the operation's result, mapped objects, one whole string
- * and a byte copy of that string.
+ * The bytes of `{"data":[…]}`, exactly those of `JSON.stringify({ data: items.map(toJson) })`, in
+ * pieces. The body is built one item at a time and each item is let go once written into the text,
+ * so a large list (/courses of a big workspace) never exists at once as the operation's result,
+ * mapped objects, one whole string and a byte copy of that string.
  */
-export function sendList<T>(req: Request, res: Response, items: Array<T | null>, toJson: (item: T) => unknown): void {
+export function listBody<T>(items: Array<T | null>, toJson: (item: T) => unknown): Buffer[] {
   const pieces: Buffer[] = [];
-  let length = 0;
   let text = '{"data":[';
   for (let i = 0; i < items.length; i += 1) {
     text += (i === 0 ? '' : ',') + JSON.stringify(toJson(items[i]!));
     items[i] = null;
     if (text.length >= PIECE) {
-      const piece = Buffer.from(text, 'utf8');
-      pieces.push(piece);
-      length += piece.length;
+      pieces.push(Buffer.from(text, 'utf8'));
       text = '';
     }
   }
-  const last = Buffer.from(`${text}]}`, 'utf8');
-  pieces.push(last);
-  length += last.length;
+  pieces.push(Buffer.from(`${text}]}`, 'utf8'));
+  return pieces;
+}
 
+/**
+ * Answers with a list body given as its bytes (built now or cached) and the headers `res.send`
+ * would give it, Content-Length included; HEAD gets the headers alone.
+ */
+export function sendListBody(req: Request, res: Response, pieces: readonly Buffer[], length: number): void {
+  // docs/contract-rules.md, http.cache-control: answers are never stored by clients or proxies.
   res.set('Cache-Control', 'private, no-store');
   res.type(JSON_CONTENT_TYPE);
   res.set('Content-Length', String(length));
@@ -36,6 +38,9 @@ export function sendList<T>(req: Request, res: Response, items: Array<T | null>,
     res.end();
     return;
   }
+  // Headers and pieces leave in one write to the socket, not one per piece.
+  res.cork();
   for (let i = 0; i < pieces.length - 1; i += 1) res.write(pieces[i]);
-  res.end(last);
+  res.end(pieces[pieces.length - 1]);
+  res.uncork();
 }

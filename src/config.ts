@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 const bool = z
@@ -6,7 +7,40 @@ const bool = z
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 
-/** The contract's schedule (decisions: webhooks): the wait after each of the first seven failures. */
+/** The names express's `trust proxy` setting (proxy-addr) gives to address ranges. */
+const NAMED_PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * `TRUST_PROXY`: which proxies may tell the client address in `X-Forwarded-For`, in express's own
+ * forms: `false`, a hop count, or a comma-separated list of addresses, CIDR ranges and the names
+ * loopback, linklocal and uniquelocal. `true` would take the left-most entry, which the client
+ * writes itself, so it is refused.
+ */
+const trustProxy = z.string().transform((value, context): false | number | string[] => {
+  const text = value.trim();
+  if (/^(false|no)$/i.test(text)) return false;
+  if (/^(true|yes)$/i.test(text)) {
+    context.addIssue({
+      code: 'custom',
+      message:
+        'true is not accepted: it would trust every X-Forwarded-For entry, which clients write themselves; set the number of proxies in front of the service (e.g. 1) or their addresses (e.g. loopback or 10.0.0.0/8)',
+    });
+    return z.NEVER;
+  }
+  if (/^\d+$/.test(text)) return Number.parseInt(text, 10) || false;
+  const entries = text.split(',').map((entry) => entry.trim());
+  const invalid = entries.filter((entry) => !NAMED_PROXY_RANGES.has(entry) && !ipaddr.isValid(entry) && !ipaddr.isValidCIDR(entry));
+  if (invalid.length > 0) {
+    context.addIssue({
+      code: 'custom',
+      message: `${invalid.map((entry) => JSON.stringify(entry)).join(', ')} is not a hop count, an address, a CIDR range or one of loopback, linklocal, uniquelocal`,
+    });
+    return z.NEVER;
+  }
+  return entries;
+});
+
+/** The contract's schedule (docs/contract-rules.md, webhooks.schedule): the wait after each of the first seven failures. */
 export const DEFAULT_RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 
 const retryDelays = z
@@ -14,9 +48,19 @@ const retryDelays = z
   .regex(/^\s*\d+(\s*,\s*\d+){6}\s*$/, 'must be seven comma-separated delays in milliseconds')
   .transform((value) => value.split(',').map((delay) => Number.parseInt(delay.trim(), 10)));
 
-const encryptionKey = z
+const isEncryptionKey = (value: string) => /^[A-Za-z0-9+/]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === 32;
+
+/** One key, or several separated by commas, newest first: base64 of 32 bytes each. */
+const encryptionKeys = z
   .string()
-  .refine((value) => /^[A-Za-z0-9+/]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === 32, 'must be base64 of 32 bytes');
+  .transform((value) => value.split(',').map((key) => key.trim()))
+  .refine((keys) => keys.every(isEncryptionKey), 'must be base64 of 32 bytes, or several such keys separated by commas (newest first)');
+
+/** A number of days; fractions are allowed (0.5 is 12 hours), so that tests can use seconds. */
+const days = z.coerce.number().positive().finite();
+
+/** The response cache's bound: 64 MiB of answers (README: Configuration; docs/benchmarks.md measures it). */
+export const DEFAULT_RESPONSE_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 
 /** Every environment variable the service reads, with its default (README: Configuration). */
 export const configSchema = z
@@ -34,6 +78,10 @@ export const configSchema = z
     INTERNAL_PORT: port.default(4001),
     INTERNAL_HOST: z.string().min(1).default('127.0.0.1'),
     INTERNAL_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+    METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+    HEADERS_TIMEOUT_MS: positiveInt.max(600_000).default(10_000),
+    REQUEST_TIMEOUT_MS: positiveInt.max(600_000).default(30_000),
+    MAX_CONNECTIONS: positiveInt.max(1_000_000).default(1000),
     RATE_LIMIT_STORE: z.enum(['memory', 'redis', 'postgres']).default('memory'),
     REDIS_URL: z
       .string()
@@ -45,10 +93,12 @@ export const configSchema = z
     AUTH_FAILURE_WINDOW_S: positiveInt.default(60),
     FEED_RATE_LIMIT_MAX: positiveInt.default(120),
     FEED_RATE_LIMIT_WINDOW_S: positiveInt.default(60),
+    RATE_LIMIT_CLEANUP_INTERVAL_S: positiveInt.max(86_400).default(60),
     KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
     KEY_LAST_USED_FLUSH_MS: z.coerce.number().int().min(0).default(5000),
+    RESPONSE_CACHE_MAX_BYTES: z.coerce.number().int().min(0).max(2 ** 40).default(DEFAULT_RESPONSE_CACHE_MAX_BYTES),
     SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
-    TRUST_PROXY: bool.default(false),
+    TRUST_PROXY: trustProxy.default(false),
     WEBHOOK_WORKER: bool.default(true),
     WEBHOOK_CONCURRENCY: positiveInt.max(100).default(5),
     WEBHOOK_POLL_INTERVAL_MS: positiveInt.optional(),
@@ -56,7 +106,9 @@ export const configSchema = z
     WEBHOOK_TIMEOUT_MS: positiveInt.max(60_000).default(15_000),
     WEBHOOK_STALE_LOCK_MS: positiveInt.default(60_000),
     WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.default(false),
-    WEBHOOK_SECRET_KEY: encryptionKey.optional(),
+    WEBHOOK_SECRET_KEY: encryptionKeys.optional(),
+    WEBHOOK_BODY_RETENTION_DAYS: days.default(30),
+    WEBHOOK_DISABLE_AFTER_DAYS: days.default(5),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   });
 
@@ -81,6 +133,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
   // Checked on the raw values too, so that it is reported together with every other problem.
   if (present.RATE_LIMIT_STORE === 'redis' && !present.REDIS_URL) problems.push('REDIS_URL: is required when RATE_LIMIT_STORE=redis');
+  if (present.METRICS_TOKEN && !present.INTERNAL_API_TOKEN) problems.push('METRICS_TOKEN: needs INTERNAL_API_TOKEN (the internal listener serves /metrics)');
+  // Node refuses a header timeout longer than the request timeout.
+  if (parsed.success && parsed.data.HEADERS_TIMEOUT_MS > parsed.data.REQUEST_TIMEOUT_MS) {
+    problems.push('HEADERS_TIMEOUT_MS: must not be longer than REQUEST_TIMEOUT_MS');
+  }
   // A live worker holds a delivery for at most twice the timeout (its lease) plus the time a job may
   // wait in its local queue; only locks older than that can belong to a dead worker.
   if (parsed.success && parsed.data.WEBHOOK_STALE_LOCK_MS < 2 * parsed.data.WEBHOOK_TIMEOUT_MS + 1000) {

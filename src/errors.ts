@@ -9,6 +9,7 @@ export const errorCatalogue = {
   missing_scope: { status: 403, message: 'The API key lacks the scope this endpoint requires.' },
   not_found: { status: 404, message: 'No resource exists at this path.' },
   method_not_allowed: { status: 405, message: 'This endpoint accepts only GET and HEAD.' },
+  request_timeout: { status: 408, message: 'The request was not received in time.' },
   rate_limit_exceeded: { status: 429, message: 'Too many requests; wait for the time given in Retry-After.' },
   internal_error: { status: 500, message: 'An unexpected error occurred.' },
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable; retry later.' },

@@ -1,4 +1,3 @@
-import { setFlagsFromString } from 'node:v8';
 import { ConfigError, loadConfig, wantsDemo } from './config.ts';
 import { ensureDatabaseDemo, ensureEmbeddedDemo, type DemoKeys } from './demo/demo.ts';
 import { createLogger } from './logger.ts';
@@ -26,18 +25,6 @@ function banner(publicUrl: string, internalUrl: string | null, demo: DemoKeys | 
   }
   return lines.join('\n');
 }
-
-// A large answer (a /courses of 100,000 sessions) keeps tens of MB alive while it is built. V8
-// would let the old generation grow to up to four times what survived its last full collection,
-// so a few such requests in a row could take the process past 450 MB; at 1.5 times it stays near
-// 250 MB, for a few percent more collection work (docs/benchmarks.md).
-setFlagsFromString('--heap-growing-percent=50');
-// Every object a request makes dies with the request. Under concurrent large answers V8's
-// allocation-site pretenuring decides that the sites building rows and results make long-lived
-// objects and allocates them in the old generation from then on, for every later request too: each
-// request's garbage then costs full collections (measured after a /courses load at M: /bookings
-// CPU per request 0.55 → 0.85 ms, /courses 4.7 → 7.0 ms; docs/benchmarks.md).
-setFlagsFromString('--no-allocation-site-pretenuring');
 
 async function main(): Promise<void> {
   let config;
@@ -83,9 +70,16 @@ async function main(): Promise<void> {
     return;
   }
   let demo: DemoKeys | null = null;
-  if (wantsDemo(config)) {
-    demo = config.DATABASE_URL ? await ensureDatabaseDemo(started.db) : await ensureEmbeddedDemo(started.db, config.DATA_DIR);
+  try {
+    if (wantsDemo(config)) {
+      demo = config.DATABASE_URL ? await ensureDatabaseDemo(started.db) : await ensureEmbeddedDemo(started.db, config.DATA_DIR);
+    }
+  } catch (error) {
+    // A signal during the demo's first import closes the database under it: that is a stop, not a failure.
+    if (stopping) return;
+    throw error;
   }
+  if (stopping) return;
   process.stdout.write(`${banner(started.publicUrl, started.internalUrl, demo)}\n`);
 }
 

@@ -1,23 +1,31 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createPublicApp } from '../rest/app.ts';
+import { sendError } from '../rest/send-error.ts';
 import { Authenticator } from './auth/authenticator.ts';
+import { hasBearerToken } from './auth/bearer-token.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
-import { createRegistry } from './db/registry.ts';
-import type { ResourceRegistry } from './db/resource.ts';
+import { createRegistry } from './db/resources.ts';
+import { joinedResource } from './db/sql-builder.ts';
+import type { ResourceRegistry } from './db/resource-registry.ts';
 import { compileOperations } from './graphql/operations.ts';
-import { createInternalApp, type InternalApp } from './graphql/internal-app.ts';
+import { ResponseCache } from './graphql/response-cache.ts';
+import { createInternalApp, type InternalApp } from './internal-api/internal-app.ts';
 import { createSchema } from './graphql/schema.ts';
-import type { Logger } from './logger.ts';
+import { ApiError } from './errors.ts';
+import { createRedactor, type Logger } from './logger.ts';
+import { packagePath } from './package-root.ts';
 import { Metrics } from './observability/metrics.ts';
+import { FailureGuard } from './rate-limit/failure-guard.ts';
 import { createRateLimiters, type RateLimiters } from './rate-limit/limiters.ts';
 import { resolveSecretBox } from './webhooks/secret-box.ts';
 
 const CLIENT_ERROR_BODY = JSON.stringify({ error: { code: 'invalid_request', message: 'The request could not be parsed.' } });
+const REQUEST_TIMEOUT_BODY = JSON.stringify(new ApiError('request_timeout').toBody());
 const METHOD_NOT_ALLOWED_BODY = JSON.stringify({ error: { code: 'method_not_allowed', message: 'This endpoint accepts only GET and HEAD.' } });
 
 function answerRaw(socket: Duplex, status: number, reason: string, body: string, extraHeaders = ''): void {
@@ -34,19 +42,48 @@ function answerRaw(socket: Duplex, status: number, reason: string, body: string,
   );
 }
 
+/** Whether an answer to the request on this socket has begun (then nothing more can be said on it). */
+function answerStarted(socket: Duplex): boolean {
+  return (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+}
+
 /**
  * Requests Node's parser refuses (a malformed request line, control characters, headers over
- * 16 KiB) never reach the app: they still get the contract's error shape, then the connection closes.
+ * 16 KiB) never reach the app: they still get the contract's error shape, then the connection
+ * closes. So do requests whose headers or whole request did not arrive in time: 408.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
+  if (error.code === 'ECONNRESET' || !socket.writable || answerStarted(socket)) {
     socket.destroy();
     return;
   }
-  answerRaw(socket, 400, 'Bad Request', CLIENT_ERROR_BODY);
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') answerRaw(socket, 408, 'Request Timeout', REQUEST_TIMEOUT_BODY);
+  else answerRaw(socket, 400, 'Bad Request', CLIENT_ERROR_BODY);
 }
 
-export const OPENAPI_PATH = new URL('../openapi/public-v1.yaml', import.meta.url);
+/**
+ * A listener that cuts slow clients off when the configuration says: Node checks the header and
+ * request timeouts every `connectionsCheckingInterval` (30 s by default), so the check runs at
+ * least every second (a quarter of the shorter timeout, for short ones). At most MAX_CONNECTIONS
+ * connections are open at once; further ones are closed as they arrive.
+ */
+function createListener(config: Config, app: RequestListener): Server {
+  const shorter = Math.min(config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS);
+  const server = createServer(
+    {
+      maxHeaderSize: 16 * 1024,
+      headersTimeout: config.HEADERS_TIMEOUT_MS,
+      requestTimeout: config.REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(shorter / 4))),
+    },
+    app,
+  );
+  server.maxConnections = config.MAX_CONNECTIONS;
+  server.on('clientError', answerClientError);
+  return server;
+}
+
+export const OPENAPI_PATH = packagePath('openapi', 'public-v1.yaml');
 
 export interface ServerOptions {
   config: Config;
@@ -121,12 +158,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const registry = options.registry ?? createRegistry();
     const schema = createSchema({ registry, ...(options.typeDefs ? { typeDefs: options.typeDefs } : {}) });
     const operations = compileOperations(schema);
-    const authenticator = new Authenticator(db, {
-      cacheTtlMs: config.KEY_CACHE_TTL_MS,
-      lastUsedFlushMs: config.KEY_LAST_USED_FLUSH_MS,
-      workspace: registry.get('Workspace'),
-    });
-    closers.unshift(() => authenticator.close());
     const rateLimiters: RateLimiters = await createRateLimiters({
       store: config.RATE_LIMIT_STORE,
       max: config.RATE_LIMIT_MAX,
@@ -135,13 +166,24 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       authFailureWindowSeconds: config.AUTH_FAILURE_WINDOW_S,
       feedMax: config.FEED_RATE_LIMIT_MAX,
       feedWindowSeconds: config.FEED_RATE_LIMIT_WINDOW_S,
+      cleanupIntervalSeconds: config.RATE_LIMIT_CLEANUP_INTERVAL_S,
       redisUrl: config.REDIS_URL,
       db,
     });
     closers.unshift(() => rateLimiters.close());
+    const guard = new FailureGuard(rateLimiters.failures);
+    const authenticator = new Authenticator(db, {
+      cacheTtlMs: config.KEY_CACHE_TTL_MS,
+      lastUsedFlushMs: config.KEY_LAST_USED_FLUSH_MS,
+      workspace: joinedResource(registry.get('Workspace')),
+      guard,
+    });
+    closers.unshift(() => authenticator.close());
 
     const metrics = new Metrics(db);
     closers.unshift(async () => metrics.dispose());
+    const responseCache = new ResponseCache({ maxBytes: config.RESPONSE_CACHE_MAX_BYTES, db, events: metrics.responseCacheEvents });
+    metrics.observeResponseCache(responseCache);
     // Resolved even without a worker: the embedded database gets its key on first start, so that
     // `admin` commands and separate workers find it in the data directory.
     const box = await resolveSecretBox(config, { embeddedDataDir: ownsDb && db.kind === 'embedded' });
@@ -158,6 +200,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           bookingOperation: operations.webhookBooking,
           trustedCertificates: options.trustedCertificates,
           onAttempt: (outcome) => metrics.webhookAttempts.inc({ outcome: outcome.error ?? 'success' }),
+          onDisabled: () => metrics.webhookEndpointsDisabled.inc(),
         });
         closers.unshift(() => worker.stop());
       } else {
@@ -173,12 +216,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       operations,
       authenticator,
       rateLimiters,
+      guard,
+      responseCache,
       logger,
+      redactor: createRedactor([config.INTERNAL_API_TOKEN, config.METRICS_TOKEN]),
       trustProxy: config.TRUST_PROXY,
       openapiYaml: readFileSync(OPENAPI_PATH, 'utf8'),
     });
-    const publicServer = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 30_000, headersTimeout: 10_000 }, publicApp);
-    publicServer.on('clientError', answerClientError);
+    const publicServer = createListener(config, publicApp);
     // Bodies are never read, so there is nothing to continue: answer as if Expect were absent.
     publicServer.on('checkContinue', (req, res) => publicApp(req, res));
     publicServer.on('connect', (_req, socket: Duplex) => answerRaw(socket, 405, 'Method Not Allowed', METHOD_NOT_ALLOWED_BODY, 'Allow: GET, HEAD\r\n'));
@@ -192,13 +237,19 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         registry,
         db,
         token: config.INTERNAL_API_TOKEN,
+        logger,
         extend: (app) => {
-          app.get('/metrics', async (_req, res) => {
+          // The metrics token lets Prometheus read metrics without the internal token's access to every workspace's data.
+          app.get('/metrics', async (req, res) => {
+            if (!hasBearerToken(req.get('authorization'), [config.INTERNAL_API_TOKEN, config.METRICS_TOKEN])) {
+              res.set('WWW-Authenticate', 'Bearer');
+              return sendError(res, new ApiError('invalid_api_key', 'A valid metrics token or internal API token is required.'));
+            }
             res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
           });
         },
       });
-      const internalServer = createServer(internal.app);
+      const internalServer = createListener(config, internal.app);
       const internalAddress = await listen(internalServer, config.INTERNAL_PORT, config.INTERNAL_HOST);
       closers.unshift(async () => {
         await closeServer(internalServer);

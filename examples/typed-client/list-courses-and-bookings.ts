@@ -5,7 +5,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import createClient from 'openapi-fetch';
-import type { components, paths } from './public-v1-types.ts';
+import type { components, paths } from '../../src/contract/public-v1-types.ts';
 
 type Course = components['schemas']['Course'];
 type Booking = components['schemas']['Booking'];
@@ -13,8 +13,9 @@ type Booking = components['schemas']['Booking'];
 const MAX_RETRIES = 3;
 
 /**
- * fetch that answers 429 by waiting the seconds `Retry-After` gives, then sending again (contract
- * part 7: clients wait that long). Every request here is a GET, so repeating it is safe.
+ * fetch that answers 429 by waiting the seconds `Retry-After` gives, then sending again: clients
+ * wait that long (docs/contract-rules.md, limits.per-key). Every request here is a GET, so
+ * repeating it is safe.
  */
 async function fetchRespectingRetryAfter(request: Request): Promise<Response> {
   for (let attempt = 0; ; attempt++) {

@@ -12,23 +12,10 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import { pathToFileURL } from 'node:url';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import type { components } from '../../src/contract/public-v1-types.ts';
 
-export interface BookingCreatedEvent {
-  id: string;
-  type: 'booking.created';
-  createdAt: string;
-  data: {
-    booking: {
-      id: string;
-      courseRunId: string;
-      source: string;
-      status: string;
-      createdAt: string;
-      updatedAt: string;
-      participant?: { name: string; email: string };
-    };
-  };
-}
+/** The delivered event, typed from openapi/public-v1.yaml (its `webhooks.booking.created` body). */
+export type BookingCreatedEvent = components['schemas']['BookingCreatedEvent'];
 
 export interface ReceiverOptions {
   /** The endpoint's signing secret, `whsec_…`, as `webhook add` printed it. */

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { ActiveApiKey, Authenticator } from '../../src/auth/authenticator.ts';
-import { ApiError, isApiError } from '../../src/errors.ts';
-import type { RateLimiters } from '../../src/rate-limit/limiters.ts';
+import { isApiError } from '../../src/errors.ts';
+import { addressKey } from '../../src/rate-limit/client-address.ts';
 
 export interface AuthenticatedLocals {
   apiKey: ActiveApiKey;
@@ -19,24 +19,15 @@ function authorizationHeader(rawHeaders: readonly string[]): string | string[] |
 
 /**
  * 401 for anything but one valid, active key. Failed attempts are limited per client address,
- * separately from the per-key limit (contract part 8).
+ * separately from the per-key limit (docs/contract-rules.md, limits.auth-failures).
  */
-export function authenticate(authenticator: Authenticator, limiters: RateLimiters): RequestHandler {
+export function authenticate(authenticator: Authenticator): RequestHandler {
   return async (req, res, next) => {
     try {
-      res.locals.apiKey = await authenticator.authenticate(authorizationHeader(req.rawHeaders));
+      res.locals.apiKey = await authenticator.authenticate(authorizationHeader(req.rawHeaders), addressKey(req.ip));
       next();
     } catch (error) {
-      if (!isApiError(error) || error.code !== 'invalid_api_key') return next(error);
-      const decision = await limiters.consumeAuthFailure(req.ip ?? 'unknown');
-      if (!decision.allowed) {
-        res.locals.limiter = 'authentication';
-        return next(
-          new ApiError('rate_limit_exceeded', 'Too many failed authentications from this address; wait for the time given in Retry-After.', {
-            headers: { 'Retry-After': String(Math.max(1, decision.resetSeconds)) },
-          }),
-        );
-      }
+      if (isApiError(error) && error.code === 'rate_limit_exceeded') res.locals.limiter = 'authentication';
       next(error);
     }
   };

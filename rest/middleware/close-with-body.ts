@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 
 /**
- * Request bodies are never read (decisions.md). Rather than drain whatever a client sends, the
+ * Request bodies are never read (docs/contract-rules.md, http.no-body). Rather than drain whatever a client sends, the
  * connection of a request that carries a body is closed once it is answered.
  */
 export const closeConnectionsWithBodies: RequestHandler = (req, res, next) => {

@@ -1,19 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { redactPath, type Logger } from '../../src/logger.ts';
+import type { Logger, Redactor } from '../../src/logger.ts';
 import type { Metrics } from '../../src/observability/metrics.ts';
 
 const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /**
- * One structured line per request: id, method, route, status, duration and the key id (never
- * the key; the calendar path's token is redacted). The request id is echoed in `X-Request-Id`.
+ * One structured line per request: id, method, the matched route (or `unmatched`), the decoded
+ * path and query with every secret redacted, status, duration, the key id (never the key) and how
+ * the response cache answered. The request id is echoed in `X-Request-Id`; one that holds a secret
+ * is replaced.
  */
-export function requestLog(logger: Logger, metrics: Metrics): RequestHandler {
+export function requestLog(logger: Logger, metrics: Metrics, redactor: Redactor): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     const incoming = req.get('x-request-id');
-    const requestId = incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const requestId = incoming && SAFE_REQUEST_ID.test(incoming) && !redactor.holdsSecret(incoming) ? incoming : randomUUID();
     res.locals.requestId = requestId;
     res.set('X-Request-Id', requestId);
     res.on('finish', () => {
@@ -25,15 +27,19 @@ export function requestLog(logger: Logger, metrics: Metrics): RequestHandler {
       metrics.requestDuration.observe(labels, durationMs / 1000);
       if (res.statusCode === 401) metrics.authenticationFailures.inc();
       if (res.statusCode === 429) metrics.rateLimitRejections.inc({ limiter: (res.locals.limiter as string | undefined) ?? 'key' });
+      const { path, query } = redactor.url(req.originalUrl);
       logger.info(
         {
           requestId,
           method: req.method,
-          path: redactPath(req.originalUrl),
+          path,
+          query,
           route,
           status: res.statusCode,
           durationMs: Math.round(durationMs * 100) / 100,
           keyId: apiKey?.id ?? null,
+          // hit, miss, bypass or off (src/graphql/response-cache.ts); null where no answer was built or sent.
+          cache: (res.locals.cache as string | undefined) ?? null,
         },
         'request',
       );

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 
-/** decisions.md: nosniff, no referrer, no X-Powered-By; no CORS headers (server-to-server API). */
+/** Nosniff, no referrer, no X-Powered-By; no CORS headers (docs/contract-rules.md, http.security-headers and http.no-cors). */
 export const securityHeaders: RequestHandler = (_req, res, next) => {
   res.set('X-Content-Type-Options', 'nosniff');
   res.set('Referrer-Policy', 'no-referrer');

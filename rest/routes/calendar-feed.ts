@@ -1,22 +1,35 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Router } from 'express';
-import { isWellFormedFeedToken } from '../../src/auth/secret-format.ts';
+import { isWellFormedFeedToken, sha256 } from '../../src/auth/secret-format.ts';
+import { buildCalendarFeed } from '../../src/calendar/feed.ts';
 import { findActiveFeed } from '../../src/calendar/feed-token-store.ts';
-import { renderCalendar } from '../../src/calendar/ics.ts';
 import { ApiError } from '../../src/errors.ts';
+import type { OperationRuntime } from '../../src/graphql/execute-operation.ts';
 import type { CompiledOperations } from '../../src/graphql/operations.ts';
+import { addressKey } from '../../src/rate-limit/client-address.ts';
+import type { FailureGuard } from '../../src/rate-limit/failure-guard.ts';
+import type { ResponseCache } from '../../src/graphql/response-cache.ts';
+import { packagePath } from '../../src/package-root.ts';
 import type { RateLimiters } from '../../src/rate-limit/limiters.ts';
 import { allowReadOnly } from '../middleware/method-guard.ts';
-import type { GraphCalendarList } from '../resource-mappers.ts';
-import { runOperation, type OperationRunner } from '../run-operation.ts';
 
-export interface CalendarFeedDependencies extends OperationRunner {
+export interface CalendarFeedDependencies extends OperationRuntime {
   operations: CompiledOperations;
   rateLimiters: RateLimiters;
+  guard: FailureGuard;
+  responseCache: ResponseCache;
 }
 
-function etagOf(body: string): string {
-  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+/** A release may render the same data differently: its feeds then get new ETags. */
+const RELEASE = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
+
+/**
+ * The feed's ETag, from its workspace's data version: the same version, the same body. A
+ * revalidation therefore needs no more than the token's statement, which reads the version too.
+ */
+function etagOf(workspaceId: string, dataVersion: number): string {
+  return `"${createHash('sha256').update(`calendar\n${RELEASE}\n${workspaceId}\n${dataVersion}`).digest('base64url').slice(0, 32)}"`;
 }
 
 /** RFC 9110 13.1.2: weak comparison, a list of tags, or `*`. */
@@ -30,7 +43,8 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
 
 /**
  * `/api/calendar/v1/{token}.ics`: the sessions /courses lists, as RFC 5545. Unknown, malformed
- * and revoked tokens all get the same 404, saying nothing about why (decisions.md).
+ * and revoked tokens all get the same 404, saying nothing about why (docs/contract-rules.md,
+ * `calendar.not-found`).
  */
 export function calendarFeedRouter(deps: CalendarFeedDependencies): Router {
   const router = Router({ caseSensitive: true });
@@ -38,28 +52,30 @@ export function calendarFeedRouter(deps: CalendarFeedDependencies): Router {
     res.locals.route = '/api/calendar/v1/{token}.ics';
     const file = String(req.params.file);
     const token = file.endsWith('.ics') ? file.slice(0, -4) : '';
-    if (!isWellFormedFeedToken(token)) return next(new ApiError('not_found'));
-    const feed = await findActiveFeed(deps.db, token);
-    if (!feed) return next(new ApiError('not_found'));
+    // Unknown and malformed tokens count as failed authentications of the client address: past
+    // its limit the address gets 429 before any token is looked up.
+    const hash = isWellFormedFeedToken(token) ? sha256(token).toString('hex') : null;
+    let ownLookup = false;
+    const lookup = await deps.guard.lookup(addressKey(req.ip), hash, () => {
+      ownLookup = true;
+      return findActiveFeed(deps.db, token);
+    });
+    if (lookup.found === null) {
+      if (!lookup.limited) return next(new ApiError('not_found'));
+      res.locals.limiter = 'authentication';
+      return next(new ApiError('rate_limit_exceeded', undefined, { headers: { 'Retry-After': String(Math.max(1, lookup.limited.resetSeconds)) } }));
+    }
+    const feed = lookup.found;
     const decision = await deps.rateLimiters.consumeFeed(feed.id);
     if (!decision.allowed) {
       res.locals.limiter = 'feed';
       return next(new ApiError('rate_limit_exceeded', undefined, { headers: { 'Retry-After': String(Math.max(1, decision.resetSeconds)) } }));
     }
-    const data = (await runOperation(deps, deps.operations.courses, { workspaceId: feed.workspaceId, calendar: true })) as GraphCalendarList;
-    const workspace = data.workspace;
-    const body = renderCalendar(
-      workspace?.name ?? 'Courses',
-      (workspace?.courses ?? []).map((run) => ({
-        id: run.id,
-        title: run.template.title,
-        description: run.template.description,
-        revision: run.template.revision,
-        updatedAt: run.template.updatedAt,
-        sessions: run.sessions,
-      })),
-    );
-    const etag = etagOf(body);
+    // The data version read with the token counts every change committed before this request only
+    // if this request sent that statement: a lookup shared with a concurrent request of the same
+    // address may have been sent before this one arrived, so then the version is read anew.
+    const dataVersion = ownLookup ? feed.dataVersion : await deps.responseCache.readDataVersion(feed.workspaceId);
+    const etag = etagOf(feed.workspaceId, dataVersion);
     res.set('ETag', etag);
     // Calendar clients may keep the feed but must revalidate it: If-None-Match makes that cheap.
     res.set('Cache-Control', 'private, no-cache');
@@ -67,8 +83,14 @@ export function calendarFeedRouter(deps: CalendarFeedDependencies): Router {
       res.status(304).end();
       return;
     }
+    const variables = { workspaceId: feed.workspaceId, calendar: true };
+    const answer = await deps.responseCache.answer(
+      { answer: 'calendar', workspaceId: feed.workspaceId, variables, version: dataVersion },
+      async () => [Buffer.from(await buildCalendarFeed(deps, deps.operations.courses, feed.workspaceId), 'utf8')],
+    );
+    res.locals.cache = answer.outcome;
     res.type('text/calendar; charset=utf-8');
-    res.send(body);
+    res.send(answer.body.length === 1 ? answer.body[0] : Buffer.concat(answer.body));
   });
   return router;
 }

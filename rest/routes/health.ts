@@ -3,12 +3,35 @@ import type { Database } from '../../src/db/database.ts';
 import { pendingMigrations } from '../../src/db/migrate.ts';
 import { JSON_CONTENT_TYPE } from '../send-error.ts';
 
+interface Readiness {
+  status: number;
+  body: object;
+}
+
+/** How long one answer of the database check serves every /readyz request. */
+const READINESS_CHECK_INTERVAL_MS = 1000;
+
 /**
  * `/healthz`: the process answers. `/readyz`: the database answers, its schema is current and the
- * instance is not shutting down. No auth, no data.
+ * instance is not shutting down. No auth, no data. The database is asked at most once per second
+ * per process, however often /readyz is called: it cannot be used to load the database.
  */
 export function healthRouter(db: Database, lifecycle: { draining: boolean }): Router {
   const router = Router();
+  const check = async (): Promise<Readiness> => {
+    try {
+      if ((await pendingMigrations(db)).length > 0) return { status: 503, body: { status: 'unavailable', reason: 'migrations pending' } };
+      return { status: 200, body: { status: 'ready' } };
+    } catch {
+      return { status: 503, body: { status: 'unavailable', reason: 'database unreachable' } };
+    }
+  };
+  let last: { at: number; readiness: Promise<Readiness> } | null = null;
+  const readiness = (): Promise<Readiness> => {
+    const now = Date.now();
+    if (!last || now - last.at >= READINESS_CHECK_INTERVAL_MS) last = { at: now, readiness: check() };
+    return last.readiness;
+  };
   const send = (res: import('express').Response, status: number, body: object) => {
     res.status(status).set('Cache-Control', 'no-store').type(JSON_CONTENT_TYPE).send(JSON.stringify(body));
   };
@@ -19,12 +42,8 @@ export function healthRouter(db: Database, lifecycle: { draining: boolean }): Ro
   router.get('/readyz', async (_req, res) => {
     res.locals.route = '/readyz';
     if (lifecycle.draining) return send(res, 503, { status: 'unavailable', reason: 'shutting down' });
-    try {
-      if ((await pendingMigrations(db)).length > 0) return send(res, 503, { status: 'unavailable', reason: 'migrations pending' });
-      send(res, 200, { status: 'ready' });
-    } catch {
-      send(res, 503, { status: 'unavailable', reason: 'database unreachable' });
-    }
+    const { status, body } = await readiness();
+    send(res, status, body);
   });
   return router;
 }

@@ -1,8 +1,7 @@
-import type { Database } from '../db/database.ts';
-import type { ResourceDefinition } from '../db/resource.ts';
-import { resourceColumns, resourceRow } from '../db/sql-builder.ts';
+import type { Database, Queryable } from '../db/database.ts';
+import type { JoinedResource } from '../db/sql-builder.ts';
 import { InputError } from '../input-error.ts';
-import { requireManager } from './members.ts';
+import { requireManager } from '../workspaces/member-store.ts';
 import { parseScopes, type Scope } from './scopes.ts';
 import { generateApiKey, sha256 } from './secret-format.ts';
 
@@ -40,7 +39,7 @@ function parseScopesOrThrow(scopes: string | readonly string[]): Scope[] {
   }
 }
 
-export async function createApiKey(db: Database, input: CreateApiKeyInput): Promise<IssuedApiKey> {
+export async function createApiKey(db: Queryable, input: CreateApiKeyInput): Promise<IssuedApiKey> {
   const scopes = parseScopesOrThrow(input.scopes);
   const name = input.name?.trim() || `API key ${new Date().toISOString().slice(0, 10)}`;
   if (name.length > 200) throw new InputError('The key name is longer than 200 characters');
@@ -54,7 +53,7 @@ export async function createApiKey(db: Database, input: CreateApiKeyInput): Prom
   return { id: inserted.rows[0]!.id, key, scopes };
 }
 
-export async function listApiKeys(db: Database, workspaceId: string): Promise<ApiKeySummary[]> {
+export async function listApiKeys(db: Queryable, workspaceId: string): Promise<ApiKeySummary[]> {
   const found = await db.query<{
     id: string;
     name: string;
@@ -80,7 +79,7 @@ export async function listApiKeys(db: Database, workspaceId: string): Promise<Ap
   }));
 }
 
-export async function revokeApiKey(db: Database, id: string): Promise<{ id: string; state: ApiKeyState }> {
+export async function revokeApiKey(db: Queryable, id: string): Promise<{ id: string; state: ApiKeyState }> {
   const updated = await db.query(
     'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id',
     [id],
@@ -91,8 +90,8 @@ export async function revokeApiKey(db: Database, id: string): Promise<{ id: stri
 
 /** A new key with the same workspace, name and scopes; the old one is refused from now on. */
 export async function rotateApiKey(db: Database, id: string): Promise<{ id: string; key: string }> {
-  return db.transaction(async (client) => {
-    const found = await client.query<{ workspace_id: string; name: string; scopes: Scope[]; created_by: string; revoked_at: Date | null }>(
+  return db.transaction(async (tx) => {
+    const found = await tx.query<{ workspace_id: string; name: string; scopes: Scope[]; created_by: string; revoked_at: Date | null }>(
       'SELECT workspace_id, name, scopes, created_by, revoked_at FROM api_keys WHERE id = $1 FOR UPDATE',
       [id],
     );
@@ -100,13 +99,13 @@ export async function rotateApiKey(db: Database, id: string): Promise<{ id: stri
     if (!old) throw new InputError(`No API key with id ${JSON.stringify(id)}`);
     if (old.revoked_at) throw new InputError(`API key ${id} is already revoked or rotated`);
     const key = generateApiKey();
-    const inserted = await client.query<{ id: string }>(
+    const inserted = await tx.query<{ id: string }>(
       `INSERT INTO api_keys (workspace_id, name, scopes, key_hash, last4, created_by)
        VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
       [old.workspace_id, old.name, old.scopes, sha256(key), key.slice(-4), old.created_by],
     );
     const newId = inserted.rows[0]!.id;
-    await client.query('UPDATE api_keys SET revoked_at = now(), replaced_by = $2 WHERE id = $1', [id, newId]);
+    await tx.query('UPDATE api_keys SET revoked_at = now(), replaced_by = $2 WHERE id = $1', [id, newId]);
     return { id: newId, key };
   });
 }
@@ -115,21 +114,21 @@ export interface ActiveApiKey {
   id: string;
   workspaceId: string;
   scopes: ReadonlySet<Scope>;
-  /** The key's workspace as the registry's `Workspace` resource reads it, when asked for. */
+  /** The key's workspace row as the data layer reads it, when asked for (see `findActiveApiKey`). */
   workspace?: Record<string, unknown>;
 }
 
 const WORKSPACE_PREFIX = 'workspace.';
 
 /**
- * The active key with this hash, or null. Given the registry's workspace resource, the key's
- * workspace row is read in the same statement, so that a request needs no statement of its own
- * for it.
+ * The active key with this hash, or null. Given how the data layer reads a workspace row, the
+ * key's workspace is read in the same statement, so that a request that needs the workspace needs
+ * no statement of its own for it.
  */
-export async function findActiveApiKey(db: Database, keyHash: Buffer, workspace?: ResourceDefinition): Promise<ActiveApiKey | null> {
+export async function findActiveApiKey(db: Queryable, keyHash: Buffer, workspace?: JoinedResource): Promise<ActiveApiKey | null> {
   const text = workspace
-    ? `SELECT k.id AS key_id, k.workspace_id AS key_workspace_id, k.scopes AS key_scopes, ${resourceColumns(workspace, 'w', WORKSPACE_PREFIX)}
-         FROM api_keys k JOIN ${workspace.table} w ON w.${workspace.fields[workspace.key]} = k.workspace_id
+    ? `SELECT k.id AS key_id, k.workspace_id AS key_workspace_id, k.scopes AS key_scopes, ${workspace.columns('w', WORKSPACE_PREFIX)}
+         FROM api_keys k JOIN ${workspace.table} w ON w.${workspace.keyColumn} = k.workspace_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL`
     : 'SELECT id AS key_id, workspace_id AS key_workspace_id, scopes AS key_scopes FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL';
   const found = await db.query<{ key_id: string; key_workspace_id: string; key_scopes: Scope[] } & Record<string, unknown>>(text, [keyHash]);
@@ -137,13 +136,31 @@ export async function findActiveApiKey(db: Database, keyHash: Buffer, workspace?
   if (!row) return null;
   const key: ActiveApiKey = { id: row.key_id, workspaceId: row.key_workspace_id, scopes: new Set(row.key_scopes) };
   if (workspace) {
-    key.workspace = resourceRow(workspace, row, WORKSPACE_PREFIX);
+    key.workspace = workspace.row(row, WORKSPACE_PREFIX);
   }
   return key;
 }
 
+/** Revokes the active keys of a workspace that carry one of these names; returns their ids. */
+export async function revokeKeysNamed(db: Queryable, workspaceId: string, names: readonly string[]): Promise<string[]> {
+  const revoked = await db.query<{ id: string }>(
+    'UPDATE api_keys SET revoked_at = now() WHERE workspace_id = $1 AND name = ANY($2) AND revoked_at IS NULL RETURNING id',
+    [workspaceId, names],
+  );
+  return revoked.rows.map((row) => row.id);
+}
+
+/** How many active keys of a workspace end in one of these last-4 values. */
+export async function countActiveKeysEndingIn(db: Queryable, workspaceId: string, last4s: readonly string[]): Promise<number> {
+  const live = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM api_keys WHERE workspace_id = $1 AND revoked_at IS NULL AND last4 = ANY($2)',
+    [workspaceId, last4s],
+  );
+  return live.rows[0]?.n ?? 0;
+}
+
 /** Records last-used times collected in memory, one statement for many keys. */
-export async function recordApiKeyUse(db: Database, uses: ReadonlyMap<string, Date>): Promise<void> {
+export async function recordApiKeyUse(db: Queryable, uses: ReadonlyMap<string, Date>): Promise<void> {
   if (uses.size === 0) return;
   await db.query(
     `UPDATE api_keys k SET last_used_at = greatest(k.last_used_at, u.used_at)

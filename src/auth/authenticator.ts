@@ -1,6 +1,7 @@
 import type { Database } from '../db/database.ts';
-import type { ResourceDefinition } from '../db/resource.ts';
+import type { JoinedResource } from '../db/sql-builder.ts';
 import { ApiError } from '../errors.ts';
+import type { FailureGuard } from '../rate-limit/failure-guard.ts';
 import { findActiveApiKey, recordApiKeyUse, type ActiveApiKey } from './api-key-store.ts';
 import { MAX_API_KEY_LENGTH, isWellFormedApiKey, sha256 } from './secret-format.ts';
 
@@ -9,17 +10,22 @@ export type { ActiveApiKey };
 export interface AuthenticatorOptions {
   /**
    * How long a looked-up key is trusted without asking the database again. Revocation and
-   * rotation must reach every instance within 1 s (decisions.md), so this stays below that.
+   * rotation must reach every instance within 1 s (docs/contract-rules.md, auth.revocation), so this stays below that.
    */
   cacheTtlMs: number;
   /** How often collected last-used times are written (one statement for all keys). */
   lastUsedFlushMs?: number;
   /**
-   * The registry's workspace resource: a key's workspace row is then read with the key and
+   * How the data layer reads a workspace row: a key's workspace is then read with the key and
    * trusted for as long as the key (the same bound of at most 1 s).
    */
-  workspace?: ResourceDefinition;
+  workspace?: JoinedResource;
+  /** The per-address failure limit, consulted before a key is looked up; none = no limit. */
+  guard?: FailureGuard;
 }
+
+/** How many looked-up keys, and how many unknown key hashes, one process remembers. */
+const MAX_CACHED = 10_000;
 
 const BEARER = /^bearer +(\S+)$/i;
 
@@ -31,15 +37,42 @@ export function invalidApiKey(missing: boolean): ApiError {
 }
 
 interface CacheEntry {
-  key: ActiveApiKey | null;
+  key: ActiveApiKey;
   expiresAt: number;
+}
+
+/** Insertion-ordered maps forget their oldest entry first when full. */
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  if (map.size >= MAX_CACHED) map.delete(map.keys().next().value!);
+  map.set(key, value);
+}
+
+export function tooManyFailures(decision: { resetSeconds: number }): ApiError {
+  return new ApiError('rate_limit_exceeded', 'Too many failed authentications from this address; wait for the time given in Retry-After.', {
+    headers: { 'Retry-After': String(Math.max(1, decision.resetSeconds)) },
+  });
+}
+
+/** The SHA-256 (hex) of a well-formed bearer key, or null for anything else. */
+function hashOfBearer(header: string): string | null {
+  const candidate = BEARER.exec(header)?.[1];
+  if (!candidate || candidate.length > MAX_API_KEY_LENGTH || !isWellFormedApiKey(candidate)) return null;
+  return sha256(candidate).toString('hex');
 }
 
 export class Authenticator {
   readonly #db: Database;
   readonly #ttl: number;
-  readonly #workspace: ResourceDefinition | undefined;
+  readonly #workspace: JoinedResource | undefined;
+  readonly #guard: FailureGuard | undefined;
   readonly #cache = new Map<string, CacheEntry>();
+  /**
+   * Unknown key hashes, for as long as a found key is trusted (at most 1 s): a key created just
+   * after a failed lookup works as soon as a revoked one stops working (docs/contract-rules.md,
+   * `auth.revocation`).
+   */
+  readonly #unknown = new Map<string, number>();
   readonly #pending = new Map<string, Promise<ActiveApiKey | null>>();
   readonly #uses = new Map<string, Date>();
   readonly #timer: NodeJS.Timeout | undefined;
@@ -48,6 +81,7 @@ export class Authenticator {
     this.#db = db;
     this.#ttl = options.cacheTtlMs;
     this.#workspace = options.workspace;
+    this.#guard = options.guard;
     const flushMs = options.lastUsedFlushMs ?? 5_000;
     if (flushMs > 0) {
       this.#timer = setInterval(() => void this.flush().catch(() => {}), flushMs);
@@ -57,26 +91,33 @@ export class Authenticator {
 
   /**
    * The key named by an Authorization header value (or values, when repeated), or an
-   * `invalid_api_key` error. Malformed and over-long values are refused before any database work.
+   * `invalid_api_key` error. Malformed and over-long values are refused before any database work;
+   * so is every value from an `address` over its failure limit (`rate_limit_exceeded`), unless
+   * its key is known to be valid.
    */
-  async authenticate(header: string | readonly string[] | undefined): Promise<ActiveApiKey> {
-    if (header === undefined || header === '') throw invalidApiKey(true);
-    if (typeof header !== 'string') throw invalidApiKey(false);
-    const match = BEARER.exec(header);
-    const candidate = match?.[1];
-    if (!candidate || candidate.length > MAX_API_KEY_LENGTH || !isWellFormedApiKey(candidate)) {
-      throw invalidApiKey(false);
+  async authenticate(header: string | readonly string[] | undefined, address = 'unknown'): Promise<ActiveApiKey> {
+    const missing = header === undefined || header === '';
+    const hash = missing || typeof header !== 'string' ? null : hashOfBearer(header);
+    const cached = hash === null ? undefined : this.#cache.get(hash);
+    let key: ActiveApiKey | null = cached && cached.expiresAt > Date.now() ? cached.key : null;
+    if (!key) {
+      const find = () => this.#lookup(hash!);
+      const result = this.#guard ? await this.#guard.lookup(address, hash, find) : { found: hash === null ? null : await find(), limited: null };
+      if (result.found === null && result.limited) throw tooManyFailures(result.limited);
+      key = result.found;
     }
-    const key = await this.#lookup(sha256(candidate).toString('hex'));
-    if (!key) throw invalidApiKey(false);
+    if (!key) throw invalidApiKey(missing);
     this.#uses.set(key.id, new Date());
     return key;
   }
 
   async #lookup(hash: string): Promise<ActiveApiKey | null> {
     const now = Date.now();
-    const cached = this.#cache.get(hash);
-    if (cached && cached.expiresAt > now) return cached.key;
+    const unknownUntil = this.#unknown.get(hash);
+    if (unknownUntil !== undefined) {
+      if (unknownUntil > now) return null;
+      this.#unknown.delete(hash);
+    }
     // Concurrent requests with the same key share one lookup.
     let pending = this.#pending.get(hash);
     if (!pending) {
@@ -85,8 +126,8 @@ export class Authenticator {
     }
     const key = await pending;
     if (this.#ttl > 0) {
-      if (this.#cache.size > 10_000) this.#cache.clear();
-      this.#cache.set(hash, { key, expiresAt: now + this.#ttl });
+      if (key) remember(this.#cache, hash, { key, expiresAt: now + this.#ttl });
+      else remember(this.#unknown, hash, now + this.#ttl);
     }
     return key;
   }

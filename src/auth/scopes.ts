@@ -7,7 +7,7 @@ export function isScope(value: string): value is Scope {
 
 /**
  * Parses a comma-separated scope list: known scopes only, no duplicates, and participants:read
- * only together with bookings:read (contract part 5, rule 4). Returns them in canonical order.
+ * only together with bookings:read (docs/contract-rules.md, auth.scope-dependency). Returns them in canonical order.
  */
 export function parseScopes(input: string | readonly string[]): Scope[] {
   const items = (typeof input === 'string' ? input.split(',') : [...input]).map((item) => item.trim());

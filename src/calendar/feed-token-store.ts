@@ -1,6 +1,7 @@
-import { requireManager } from '../auth/members.ts';
+import { requireManager } from '../workspaces/member-store.ts';
 import { generateFeedToken, sha256 } from '../auth/secret-format.ts';
 import type { Database } from '../db/database.ts';
+import { dataVersionExpression } from '../db/data-versions.ts';
 import { InputError } from '../input-error.ts';
 
 export const FEED_PATH_PREFIX = '/api/calendar/v1/';
@@ -60,12 +61,24 @@ export async function revokeFeedToken(db: Database, id: string): Promise<{ id: s
   return { id, state: 'revoked' };
 }
 
-/** The active feed behind a token, or null; revocation takes effect at once (no cache). */
-export async function findActiveFeed(db: Database, token: string): Promise<{ id: string; workspaceId: string } | null> {
-  const found = await db.query<{ id: string; workspace_id: string }>(
-    'SELECT id, workspace_id FROM feed_tokens WHERE token_hash = $1 AND revoked_at IS NULL',
+export interface ActiveFeed {
+  id: string;
+  workspaceId: string;
+  /** The workspace's data version, read in the token's own statement. */
+  dataVersion: number;
+}
+
+/**
+ * The active feed behind a token, or null; revocation takes effect at once (no cache). The
+ * workspace's data version comes with it, so that the feed's ETag, and with it a 304, costs no
+ * statement of its own.
+ */
+export async function findActiveFeed(db: Database, token: string): Promise<ActiveFeed | null> {
+  const found = await db.query<{ id: string; workspace_id: string; data_version: number }>(
+    `SELECT f.id, f.workspace_id, ${dataVersionExpression('f.workspace_id')} AS data_version
+       FROM feed_tokens f WHERE f.token_hash = $1 AND f.revoked_at IS NULL`,
     [sha256(token)],
   );
   const row = found.rows[0];
-  return row ? { id: row.id, workspaceId: row.workspace_id } : null;
+  return row ? { id: row.id, workspaceId: row.workspace_id, dataVersion: Number(row.data_version) } : null;
 }

@@ -1,10 +1,10 @@
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 import { isDatabaseUnavailable } from '../errors.ts';
-import { keepMessageGroupsTogether } from './pglite-message-groups.ts';
 import { acquireLock, publishConnection, readLiveLock, releaseLock } from './embedded-lock.ts';
+import { serveEmbedded, type EmbeddedSocket } from './embedded-socket.ts';
+import { ensurePrivateDirectory, removeGroupAndOtherAccess } from './private-files.ts';
 
 // timestamptz and timestamp arrive as Date; int8 counts as numbers (they stay far below 2^53).
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
@@ -15,7 +15,11 @@ export interface QueryListener {
   (text: string): void;
 }
 
-/** What reading through one connection offers: a subset of `Database`. */
+/**
+ * What every statement-running handle offers: the pool, one checked-out connection
+ * (`withConnection`) and a transaction. Stores take this, so they run the same inside and outside
+ * a transaction.
+ */
 export interface Queryable {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: readonly unknown[]): Promise<pg.QueryResult<R>>;
   /**
@@ -35,12 +39,19 @@ export interface Database extends Queryable {
     values?: readonly unknown[],
   ): Promise<pg.QueryResult<R>>;
   /**
+   * A statement in pg's configuration form, for libraries that name their prepared statements
+   * (the rate-limit store); observed like every other statement. On the embedded database it
+   * goes unnamed: every connection shares one PGlite session, where names would collide.
+   */
+  queryConfig<R extends pg.QueryResultRow = pg.QueryResultRow>(config: { name?: string; text: string; values?: readonly unknown[] }): Promise<pg.QueryResult<R>>;
+  /**
    * Runs `work` with every statement on one pooled connection, taken once: a request then waits
    * for a connection once, not before each of its statements, and holds no half-done work while
    * other requests take turns (not a transaction).
    */
   withConnection<T>(work: (connection: Queryable) => Promise<T>): Promise<T>;
-  transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Observes every statement sent through `query`; returns the unsubscribe function. */
   onQuery(listener: QueryListener): () => void;
   close(): Promise<void>;
@@ -99,36 +110,35 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   const dataDir = options.dataDir ?? 'memory://';
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) {
-    await mkdir(dataDir, { recursive: true });
+    await ensurePrivateDirectory(dataDir);
     const holder = await readLiveLock(dataDir);
     if (holder?.connectionString) {
-      // Another process (the server) has these files open: use its socket.
+      // Another process (the server) has these files open: use its socket, with the password it
+      // left in the lock file (which only this user can read).
       return wrapPool('embedded', holder.connectionString, { ...options, poolSize: 2 }, async () => {});
     }
     await acquireLock(dataDir);
   }
-  let pglite: PGlite;
-  let PGLiteSocketServer: typeof import('@electric-sql/pglite-socket').PGLiteSocketServer;
+  const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
+  let pglite: PGlite | null = null;
+  let socket: EmbeddedSocket;
   try {
     // Loaded only here: importing PGlite costs a process some 40 MB it never needs on PostgreSQL.
-    const [embedded, socket] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-socket')]);
-    PGLiteSocketServer = socket.PGLiteSocketServer;
+    const embedded = await import('@electric-sql/pglite');
     pglite = await embedded.PGlite.create(inMemory ? dataDir : join(dataDir, 'pgdata'));
+    if (!inMemory) await removeGroupAndOtherAccess(dataDir);
+    socket = await serveEmbedded(pglite, poolSize + 8);
   } catch (error) {
+    await pglite?.close().catch(() => {});
     if (!inMemory) await releaseLock(dataDir);
     throw error;
   }
-  const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
-  // One PGlite backend, many pg connections: the socket server queues their statements and keeps
-  // a transaction's statements together, so one pg.Pool code path serves both database kinds.
-  const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: poolSize + 8 });
-  keepMessageGroupsTogether(server);
-  await server.start();
-  const connectionString = `postgresql://postgres@${server.getServerConn()}/postgres?sslmode=disable`;
+  const { connectionString } = socket;
   if (!inMemory && options.shareEmbedded) await publishConnection(dataDir, connectionString);
+  const opened = pglite;
   return wrapPool('embedded', connectionString, { ...options, poolSize }, async () => {
-    await server.stop();
-    await pglite.close();
+    await socket.close();
+    await opened.close();
     if (!inMemory) await releaseLock(dataDir);
   });
 }
@@ -165,6 +175,18 @@ async function wrapPool(
     rowMode: 'array',
   });
 
+  /** A checked-out client as a `Queryable`; `run` wraps each statement (failure tracking). */
+  const clientQueryable = (client: pg.PoolClient, run: <T>(statement: () => Promise<T>) => Promise<T> = (statement) => statement()): Queryable => ({
+    query(text, values) {
+      for (const listener of listeners) listener(text);
+      return run(() => client.query(text, values as unknown[] | undefined));
+    },
+    queryArrays(text, values) {
+      for (const listener of listeners) listener(text);
+      return run(async () => (await client.query<unknown[]>(arrayQuery(text, values))).rows);
+    },
+  });
+
   const database: Database = {
     kind,
     connectionString,
@@ -177,6 +199,11 @@ async function wrapPool(
       for (const listener of listeners) listener(text);
       const result = await pool.query<unknown[]>(arrayQuery(text, values));
       return result.rows;
+    },
+    queryConfig(config) {
+      for (const listener of listeners) listener(config.text);
+      const values = (config.values ?? []) as unknown[];
+      return pool.query(kind === 'postgres' && config.name ? { name: config.name, text: config.text, values } : { text: config.text, values });
     },
     async withConnection(work) {
       const client = await pool.connect();
@@ -196,16 +223,7 @@ async function wrapPool(
           pending -= 1;
         }
       };
-      const connection: Queryable = {
-        query(text, values) {
-          for (const listener of listeners) listener(text);
-          return run(() => client.query(text, values as unknown[] | undefined));
-        },
-        queryArrays(text, values) {
-          for (const listener of listeners) listener(text);
-          return run(async () => (await client.query<unknown[]>(arrayQuery(text, values))).rows);
-        },
-      };
+      const connection = clientQueryable(client, run);
       try {
         return await work(connection);
       } finally {
@@ -216,9 +234,10 @@ async function wrapPool(
     },
     async transaction(work) {
       const client = await pool.connect();
+      const tx = clientQueryable(client);
       try {
         await client.query('BEGIN');
-        const result = await work(client);
+        const result = await work(tx);
         await client.query('COMMIT');
         return result;
       } catch (error) {

@@ -1,14 +1,15 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
  * PGlite is one process's database: its files must never be opened twice. The process that opens
- * them holds `DATA_DIR/lock` (its pid and, for a server, the port of its socket), so that another
- * process (an `admin` command while `npm start` runs) connects through that socket instead.
+ * them holds `DATA_DIR/lock` (its pid and, for a server, the address and password of its socket),
+ * so that another process (an `admin` command while `npm start` runs) connects through that
+ * socket instead. The file is readable by the service's user alone (mode 0600).
  */
 export interface EmbeddedLockInfo {
   pid: number;
-  /** The pglite-socket address of a serving process, when it offers one to others. */
+  /** How to reach a serving process's database (socket and password), when it offers it to others. */
   connectionString?: string;
 }
 
@@ -36,18 +37,21 @@ export async function readLiveLock(dataDir: string): Promise<EmbeddedLockInfo | 
 export async function acquireLock(dataDir: string): Promise<void> {
   const path = join(dataDir, LOCK_FILE);
   try {
-    await writeFile(path, JSON.stringify({ pid: process.pid }), { flag: 'wx' });
+    await writeFile(path, JSON.stringify({ pid: process.pid }), { flag: 'wx', mode: 0o600 });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     const holder = await readLiveLock(dataDir);
     if (holder) throw new Error(`The embedded database in ${dataDir} is in use by process ${holder.pid}`);
     // A stale lock from a process that died.
-    await writeFile(path, JSON.stringify({ pid: process.pid }));
+    await writeFile(path, JSON.stringify({ pid: process.pid }), { mode: 0o600 });
+    await chmod(path, 0o600);
   }
 }
 
 export async function publishConnection(dataDir: string, connectionString: string): Promise<void> {
-  await writeFile(join(dataDir, LOCK_FILE), JSON.stringify({ pid: process.pid, connectionString }));
+  const path = join(dataDir, LOCK_FILE);
+  await chmod(path, 0o600);
+  await writeFile(path, JSON.stringify({ pid: process.pid, connectionString }));
 }
 
 export async function releaseLock(dataDir: string): Promise<void> {

@@ -1,10 +1,10 @@
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../package-root.ts';
 import type { Database } from './database.ts';
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations', import.meta.url));
+const MIGRATIONS_DIR = packagePath('src', 'db', 'migrations');
 const MIGRATIONS_TABLE = 'schema_migrations';
 
 export interface MigrationResult {

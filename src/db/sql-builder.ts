@@ -1,27 +1,41 @@
-import type {
-  AggregateOrderTerm,
-  OrderTerm,
-  RelationDefinition,
-  RelationFilter,
-  ResourceDefinition,
-  ResourceRegistry,
-  Scalar,
-} from './resource.ts';
+import {
+  columnOf,
+  fieldDefinition,
+  type AggregateOrderTerm,
+  type FieldType,
+  type FilterOperator,
+  type OrderTerm,
+  type RelationDefinition,
+  type RelationFilter,
+  type ResourceDefinition,
+  type ResourceRegistry,
+  type Scalar,
+} from './resource-registry.ts';
 import { isoFromUtcText, utcTextColumn } from './timestamps.ts';
 
-/** A generated statement: `$1` is always the array of lookup keys; `values` fill `$2…`. */
+/** Where the value of one statement parameter comes from. */
+export type ParameterSource =
+  /** A fixed value of the registry (a `where` clause). */
+  | { from: 'fixed'; value: Scalar }
+  /** The workspaces a restricted token may read. */
+  | { from: 'workspaces' }
+  /** A GraphQL argument of the relation (`arguments`). */
+  | { from: 'argument'; name: string }
+  | { from: 'filter'; field: string; operator: FilterOperator }
+  /** The value of order term `index` in the `after` or `before` cursor. */
+  | { from: 'after' | 'before'; index: number }
+  /** The per-parent row limit. */
+  | { from: 'limit' };
+
+/** A generated statement: `$1` is always the array of lookup keys; `parameters` say what fills `$2…`. */
 export interface GeneratedQuery {
   text: string;
   /** The names of the result columns, in order (for rows read as arrays). */
   columns: string[];
   /** The columns that hold a timestamp as UTC text, to be read with `isoFromUtcText`. */
   timestamps: string[];
-  /** Fixed parameter values (from `where` clauses), in order, after the keys. */
-  fixedValues: Scalar[];
-  /** Names of the GraphQL arguments bound after the fixed values, in order. */
-  argumentOrder: string[];
-  /** Whether the per-parent limit is bound last. */
-  hasLimit: boolean;
+  /** The sources of `$2`, `$3`, … in order. */
+  parameters: ParameterSource[];
   /** One-relations of the target read in the same statement (LEFT JOIN), see `embeddable`. */
   embeds: EmbeddedRelation[];
 }
@@ -37,17 +51,26 @@ export interface EmbeddedRelation {
 
 export const PARENT_COLUMN = '__parent';
 
-/** `SELECT … FROM table WHERE field = ANY($1)`: rows of one resource by any of its fields. */
-export function buildLookup(resource: ResourceDefinition, field: string): GeneratedQuery {
+/** The column of a connection row that holds the value of its order term `index` (for its cursor). */
+export const orderColumn = (index: number) => `__o${index}`;
+
+/** The column of a count statement's rows. */
+export const COUNT_COLUMN = 'count';
+
+/**
+ * `SELECT … FROM table WHERE field = ANY($1)`: rows of one resource by any of its fields. For a
+ * token restricted to some workspaces, only rows of those workspaces.
+ */
+export function buildLookup(resource: ResourceDefinition, field: string, restricted = false): GeneratedQuery {
+  const params = new ParameterList();
   const column = columnOf(resource, field);
   const list = selectList(resource, 't');
+  const restriction = restricted ? workspaceCondition(resource, 't', params) : null;
   return {
-    text: `SELECT t.${column} AS "${PARENT_COLUMN}", ${list.sql} FROM ${resource.table} t WHERE t.${column} = ANY($1)`,
+    text: `SELECT t.${column} AS "${PARENT_COLUMN}", ${list.sql} FROM ${resource.table} t WHERE t.${column} = ANY($1)${restriction ? ` AND ${restriction}` : ''}`,
     columns: [PARENT_COLUMN, ...list.names],
     timestamps: list.timestamps,
-    fixedValues: [],
-    argumentOrder: [],
-    hasLimit: false,
+    parameters: params.sources,
     embeds: [],
   };
 }
@@ -63,21 +86,27 @@ export function embeddable(registry: ResourceRegistry, owner: ResourceDefinition
   return registry.get(relation.resource).key === relation.foreignField;
 }
 
-/**
- * The rows of a relation for many parents at once. Without a limit it is one `= ANY($1)` scan;
- * with a per-parent limit each parent key drives a LATERAL index scan that stops at the limit.
- */
-export function buildRelationQuery(
+/** What the statements of one relation share: the target's columns, embedded one-relations and fixed conditions. */
+interface RelationBase {
+  target: ResourceDefinition;
+  foreign: string;
+  selected: string[];
+  columns: string[];
+  timestamps: string[];
+  embeds: EmbeddedRelation[];
+  from: string;
+  conditions: string[];
+}
+
+function relationBase(
   registry: ResourceRegistry,
   relation: RelationDefinition,
-  presentArguments: readonly string[],
-  embedded: readonly string[] = [],
-  /** The target's fields to read (its key is always read); all of them when omitted. */
-  fields?: readonly string[],
-): GeneratedQuery {
+  params: ParameterList,
+  embedded: readonly string[],
+  fields: readonly string[] | undefined,
+  restricted: boolean,
+): RelationBase {
   const target = registry.get(relation.resource);
-  const params = new ParameterList(1);
-  const foreign = columnOf(target, relation.foreignField);
   const conditions: string[] = [];
   const joins: string[] = [];
   const embeds: EmbeddedRelation[] = [];
@@ -92,7 +121,10 @@ export function buildRelationQuery(
     const joined = registry.get(one.resource);
     const alias = `e${index + 1}`;
     const on = [`${alias}.${columnOf(joined, one.foreignField)} = t.${columnOf(target, one.localField)}`];
-    for (const [field, value] of Object.entries(one.where ?? {})) on.push(`${alias}.${columnOf(joined, field)} = ${params.fixed(value)}`);
+    for (const [field, value] of Object.entries(one.where ?? {})) on.push(`${alias}.${columnOf(joined, field)} = ${params.add({ from: 'fixed', value })}`);
+    // Another workspace's row reads as no row, exactly as if it did not exist.
+    const restriction = restricted ? workspaceCondition(joined, alias, params) : null;
+    if (restriction) on.push(restriction);
     joins.push(` LEFT JOIN ${joined.table} ${alias} ON ${on.join(' AND ')}`);
     const list = selectList(joined, alias, `${name}.`);
     selected.push(list.sql);
@@ -104,37 +136,230 @@ export function buildRelationQuery(
       fields: Object.keys(joined.fields).map((field) => [`${name}.${field}`, field]),
     });
   });
-  const from = `${target.table} t${joins.join('')}`;
 
   for (const [field, value] of Object.entries(relation.where ?? {})) {
-    conditions.push(`t.${columnOf(target, field)} = ${params.fixed(value)}`);
+    conditions.push(`t.${columnOf(target, field)} = ${params.add({ from: 'fixed', value })}`);
   }
   for (const filter of relation.requires ?? []) {
     conditions.push(`EXISTS (${relatedRowsSql(registry, target, filter, params, 'SELECT 1')})`);
   }
-  // Aggregates may bind fixed values, so ordering is generated before the arguments.
-  const order = (relation.orderBy ?? []).map((term) => orderSql(registry, target, term, params));
+  const restriction = restricted ? workspaceCondition(target, 't', params) : null;
+  if (restriction) conditions.push(restriction);
+  return {
+    target,
+    foreign: columnOf(target, relation.foreignField),
+    selected,
+    columns,
+    timestamps,
+    embeds,
+    from: `${target.table} t${joins.join('')}`,
+    conditions,
+  };
+}
+
+/**
+ * The rows of a relation for many parents at once. Without a limit it is one `= ANY($1)` scan;
+ * with a per-parent limit each parent key drives a LATERAL index scan that stops at the limit.
+ */
+export function buildRelationQuery(
+  registry: ResourceRegistry,
+  relation: RelationDefinition,
+  presentArguments: readonly string[],
+  embedded: readonly string[] = [],
+  /** The target's fields to read (its key is always read); all of them when omitted. */
+  fields?: readonly string[],
+  /** Only rows of the workspaces a restricted token may read. */
+  restricted = false,
+): GeneratedQuery {
+  const params = new ParameterList();
+  const base = relationBase(registry, relation, params, embedded, fields, restricted);
+  const { target, conditions } = base;
+  const order = (relation.orderBy ?? []).map((term) => `${orderExpression(registry, target, term, params)} ${sqlDirection(term.direction)}`);
   const orderClause = order.length > 0 ? ` ORDER BY ${order.join(', ')}` : '';
-  const argumentOrder: string[] = [];
   for (const name of presentArguments) {
     const argument = relation.arguments?.[name];
     if (!argument) continue;
-    argumentOrder.push(name);
-    conditions.push(`t.${columnOf(target, argument.field)} = ANY(${params.argument()})`);
+    conditions.push(`t.${columnOf(target, argument.field)} = ANY(${params.add({ from: 'argument', name })})`);
   }
 
   let text: string;
   if (relation.limit) {
-    const limit = params.argument();
-    const where = [`t.${foreign} = p.k`, ...conditions].join(' AND ');
+    const limit = params.add({ from: 'limit' });
+    const where = [`t.${base.foreign} = p.k`, ...conditions].join(' AND ');
     text =
       `SELECT p.k AS "${PARENT_COLUMN}", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL ` +
-      `(SELECT ${selected.join(', ')} FROM ${from} WHERE ${where}${orderClause} LIMIT ${limit}) x`;
+      `(SELECT ${base.selected.join(', ')} FROM ${base.from} WHERE ${where}${orderClause} LIMIT ${limit}) x`;
   } else {
-    const where = [`t.${foreign} = ANY($1)`, ...conditions].join(' AND ');
-    text = `SELECT t.${foreign} AS "${PARENT_COLUMN}", ${selected.join(', ')} FROM ${from} WHERE ${where}${orderClause}`;
+    const where = [`t.${base.foreign} = ANY($1)`, ...conditions].join(' AND ');
+    text = `SELECT t.${base.foreign} AS "${PARENT_COLUMN}", ${base.selected.join(', ')} FROM ${base.from} WHERE ${where}${orderClause}`;
   }
-  return { text, columns, timestamps, fixedValues: params.fixedValues, argumentOrder, hasLimit: Boolean(relation.limit), embeds };
+  return { text, columns: base.columns, timestamps: base.timestamps, parameters: params.sources, embeds: base.embeds };
+}
+
+/** One term of a connection's order: what it orders by, and how its value is typed in a cursor. */
+export interface ConnectionOrderTerm {
+  term: OrderTerm | AggregateOrderTerm;
+  direction: 'asc' | 'desc';
+  type: FieldType;
+  nullable: boolean;
+}
+
+/**
+ * The order of a relation's connection: the relation's documented order, then the target's key
+ * when the order does not already end in it, so that every row has a unique position.
+ */
+export function connectionOrder(registry: ResourceRegistry, relation: RelationDefinition): ConnectionOrderTerm[] {
+  const target = registry.get(relation.resource);
+  const terms = [...(relation.orderBy ?? [])];
+  if (!terms.some((term) => !('aggregate' in term) && term.field === target.key)) {
+    terms.push({ field: target.key, direction: terms.at(-1)?.direction ?? 'asc' });
+  }
+  return terms.map((term) => {
+    const direction = term.direction ?? 'asc';
+    if (!('aggregate' in term)) {
+      const { type, nullable } = fieldDefinition(target, term.field);
+      return { term, direction, type, nullable: nullable ?? false };
+    }
+    if (term.aggregate === 'count') return { term, direction, type: 'int', nullable: false };
+    const nested = registry.relation(target, term.relation);
+    const aggregated = fieldDefinition(registry.get(nested.resource), term.field);
+    // min/max of no rows is NULL, unless the relation requires such rows to exist.
+    const guaranteed = (relation.requires ?? []).some((required) => required.relation === term.relation && sameWhere(required.where, term.where));
+    return { term, direction, type: aggregated.type, nullable: !guaranteed || (aggregated.nullable ?? false) };
+  });
+}
+
+/** One condition of a connection's filter: `field operator value`. */
+export type FilterTerm = readonly [field: string, operator: FilterOperator];
+
+export interface ConnectionQueryOptions {
+  embedded?: readonly string[];
+  /** The target's fields to read (its key is always read); all of them when omitted. */
+  fields?: readonly string[];
+  filter?: readonly FilterTerm[];
+  /** With an `after` cursor: for each order term, whether the cursor's value is NULL. */
+  after?: readonly boolean[];
+  /** With a `before` cursor: the same. */
+  before?: readonly boolean[];
+  /** `last`: the rows nearest the end (or the `before` cursor), read in reverse order. */
+  backward?: boolean;
+  restricted?: boolean;
+}
+
+/**
+ * One page of a relation for many parents at once: each parent key drives a LATERAL scan in the
+ * connection's order that starts past the cursor (keyset pagination: no OFFSET, so a deep page
+ * costs what the first one costs) and stops after the page size plus one row, which tells whether
+ * another page follows. The values of the order terms come back as `__o0`, `__o1`, … for cursors.
+ */
+export function buildConnectionQuery(registry: ResourceRegistry, relation: RelationDefinition, options: ConnectionQueryOptions = {}): GeneratedQuery {
+  const params = new ParameterList();
+  const base = relationBase(registry, relation, params, options.embedded ?? [], options.fields, options.restricted ?? false);
+  const { target, conditions } = base;
+  const order = connectionOrder(registry, relation);
+  const expression = (index: number) => orderExpression(registry, target, order[index]!.term, params);
+
+  const selected = [...base.selected];
+  const columns = [...base.columns];
+  order.forEach((term, index) => {
+    const value = term.type === 'timestamp' ? utcTextColumn(expression(index)) : expression(index);
+    selected.push(`${value} AS "${orderColumn(index)}"`);
+    columns.push(orderColumn(index));
+  });
+  for (const [field, operator] of options.filter ?? []) conditions.push(filterCondition(target, field, operator, params));
+  if (options.after) conditions.push(keysetCondition(order, expression, options.after, 'after', params));
+  if (options.before) conditions.push(keysetCondition(order, expression, options.before, 'before', params));
+  const orderBy = order.map((term, index) => `${expression(index)} ${sqlDirection(options.backward ? flip(term.direction) : term.direction)}`);
+  const limit = params.add({ from: 'limit' });
+  const where = [`t.${base.foreign} = p.k`, ...conditions].join(' AND ');
+  const text =
+    `SELECT p.k AS "${PARENT_COLUMN}", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL ` +
+    `(SELECT ${selected.join(', ')} FROM ${base.from} WHERE ${where} ORDER BY ${orderBy.join(', ')} LIMIT ${limit}) x`;
+  return { text, columns, timestamps: base.timestamps, parameters: params.sources, embeds: base.embeds };
+}
+
+/** How many rows of a relation each parent has under a filter (a connection's `totalCount`), for many parents at once. */
+export function buildCountQuery(registry: ResourceRegistry, relation: RelationDefinition, filter: readonly FilterTerm[] = [], restricted = false): GeneratedQuery {
+  const params = new ParameterList();
+  const base = relationBase(registry, relation, params, [], [], restricted);
+  for (const [field, operator] of filter) base.conditions.push(filterCondition(base.target, field, operator, params));
+  const where = [`t.${base.foreign} = ANY($1)`, ...base.conditions].join(' AND ');
+  return {
+    text: `SELECT t.${base.foreign} AS "${PARENT_COLUMN}", count(*) AS "${COUNT_COLUMN}" FROM ${base.target.table} t WHERE ${where} GROUP BY t.${base.foreign}`,
+    columns: [PARENT_COLUMN, COUNT_COLUMN],
+    timestamps: [],
+    parameters: params.sources,
+    embeds: [],
+  };
+}
+
+/** A timestamp travels as UTC text (cursors) or ISO 8601 with a zone (filters); both are cast to an exact instant. */
+function valueSql(placeholder: string, type: FieldType, source: 'cursor' | 'filter'): string {
+  if (type !== 'timestamp') return placeholder;
+  return source === 'cursor' ? `(${placeholder}::timestamp AT TIME ZONE 'UTC')` : `${placeholder}::timestamptz`;
+}
+
+const COMPARISON: Record<Exclude<FilterOperator, 'eq' | 'in'>, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
+
+function filterCondition(target: ResourceDefinition, field: string, operator: FilterOperator, params: ParameterList): string {
+  const { column, type } = fieldDefinition(target, field);
+  const placeholder = params.add({ from: 'filter', field, operator });
+  if (operator === 'in') return `t.${column} = ANY(${placeholder})`;
+  return `t.${column} ${operator === 'eq' ? '=' : COMPARISON[operator]} ${valueSql(placeholder, type, 'filter')}`;
+}
+
+/**
+ * The rows strictly after (or before) a cursor in the connection's order. Non-null terms in one
+ * direction compare as one row value, `(a, b) > ($2, $3)`, which an index on those columns serves
+ * as a range; otherwise term by term, with NULLs where ORDER BY puts them (last ascending, first
+ * descending). Which cursor values are NULL is part of the statement, so no parameter is ever
+ * compared with NULL.
+ */
+function keysetCondition(
+  order: readonly ConnectionOrderTerm[],
+  expression: (index: number) => string,
+  nulls: readonly boolean[],
+  side: 'after' | 'before',
+  params: ParameterList,
+): string {
+  const value = (index: number) => valueSql(params.add({ from: side, index }), order[index]!.type, 'cursor');
+  const direction = (index: number) => (side === 'after' ? order[index]!.direction : flip(order[index]!.direction));
+  const uniform = order.every((term) => !term.nullable && term.direction === order[0]!.direction);
+  if (uniform) {
+    const operator = direction(0) === 'asc' ? '>' : '<';
+    return `(${order.map((_, index) => expression(index)).join(', ')}) ${operator} (${order.map((_, index) => value(index)).join(', ')})`;
+  }
+  const alternatives: string[] = [];
+  for (let i = 0; i < order.length; i += 1) {
+    // Ascending puts NULLs last: nothing lies beyond a NULL.
+    if (direction(i) === 'asc' && nulls[i]) continue;
+    const equal = Array.from({ length: i }, (_, j) => (nulls[j] ? `${expression(j)} IS NULL` : `${expression(j)} = ${value(j)}`));
+    alternatives.push(`(${[...equal, termBeyond(order[i]!, expression(i), nulls[i]!, direction(i), () => value(i))].join(' AND ')})`);
+  }
+  return alternatives.length > 0 ? `(${alternatives.join(' OR ')})` : 'false';
+}
+
+/** `expression` lies strictly beyond the cursor's value in `direction` (never called for a NULL ascending). */
+function termBeyond(term: ConnectionOrderTerm, expression: string, isNull: boolean, direction: 'asc' | 'desc', value: () => string): string {
+  // Ascending puts NULLs last: every NULL lies beyond a value.
+  if (direction === 'asc') return term.nullable ? `(${expression} > ${value()} OR ${expression} IS NULL)` : `${expression} > ${value()}`;
+  // Descending puts NULLs first: every value lies beyond a NULL.
+  if (isNull) return `${expression} IS NOT NULL`;
+  return `${expression} < ${value()}`;
+}
+
+const flip = (direction: 'asc' | 'desc'): 'asc' | 'desc' => (direction === 'asc' ? 'desc' : 'asc');
+const sqlDirection = (direction: 'asc' | 'desc' | undefined) => (direction === 'desc' ? 'DESC' : 'ASC');
+
+function sameWhere(a: Record<string, Scalar> | undefined, b: Record<string, Scalar> | undefined): boolean {
+  const left = Object.entries(a ?? {});
+  return left.length === Object.keys(b ?? {}).length && left.every(([field, value]) => b?.[field] === value);
+}
+
+/** `alias.workspace = ANY($n)` for a resource that carries a workspace; null for one that does not. */
+function workspaceCondition(resource: ResourceDefinition, alias: string, params: ParameterList): string | null {
+  if (!resource.workspaceField) return null;
+  return `${alias}.${columnOf(resource, resource.workspaceField)} = ANY(${params.add({ from: 'workspaces' })})`;
 }
 
 function relatedRowsSql(
@@ -149,49 +374,61 @@ function relatedRowsSql(
   const alias = params.alias();
   const conditions = [`${alias}.${columnOf(related, relation.foreignField)} = t.${columnOf(owner, relation.localField)}`];
   for (const [field, value] of Object.entries({ ...relation.where, ...filter.where })) {
-    conditions.push(`${alias}.${columnOf(related, field)} = ${params.fixed(value)}`);
+    conditions.push(`${alias}.${columnOf(related, field)} = ${params.add({ from: 'fixed', value })}`);
   }
   return `${select.replaceAll('$alias', alias)} FROM ${related.table} ${alias} WHERE ${conditions.join(' AND ')}`;
 }
 
-function orderSql(
-  registry: ResourceRegistry,
-  target: ResourceDefinition,
-  term: OrderTerm | AggregateOrderTerm,
-  params: ParameterList,
-): string {
-  const direction = term.direction === 'desc' ? 'DESC' : 'ASC';
-  if (!('aggregate' in term)) return `t.${columnOf(target, term.field)} ${direction}`;
+/** What an order term orders by: a column, or an aggregate over a relation's rows. */
+function orderExpression(registry: ResourceRegistry, target: ResourceDefinition, term: OrderTerm | AggregateOrderTerm, params: ParameterList): string {
+  if (!('aggregate' in term)) return `t.${columnOf(target, term.field)}`;
   const relation = registry.relation(target, term.relation);
   const related = registry.get(relation.resource);
   const select = `SELECT ${term.aggregate}($alias.${columnOf(related, term.field)})`;
   const filter: RelationFilter = term.where ? { relation: term.relation, where: term.where } : { relation: term.relation };
-  return `(${relatedRowsSql(registry, target, filter, params, select)}) ${direction}`;
+  return `(${relatedRowsSql(registry, target, filter, params, select)})`;
 }
 
 /**
- * The columns of a resource as its loaders read them (timestamps as UTC text, see
- * `isoFromUtcText`), for a statement of the data layer that reads one of its rows alongside other
- * data; `prefix` goes before each name.
+ * How a statement outside the registry (a key lookup) reads one row of a resource alongside its
+ * own columns, exactly as the loaders would read it (timestamps as UTC text, see
+ * `isoFromUtcText`), so that the row can answer the loaders' lookup of its key.
  */
-export function resourceColumns(resource: ResourceDefinition, alias: string, prefix = ''): string {
-  return selectList(resource, alias, prefix).sql;
+export interface JoinedResource {
+  readonly table: string;
+  /** The column of the resource's key. */
+  readonly keyColumn: string;
+  /** The select list of every field, each aliased `prefix` + field name. */
+  columns(alias: string, prefix: string): string;
+  /** The resource's row from a result row read with `columns`. */
+  row(result: Record<string, unknown>, prefix: string): Record<string, unknown>;
 }
 
-/** The resource's row as its loaders would build it, from a result row read with `resourceColumns`. */
-export function resourceRow(resource: ResourceDefinition, row: Record<string, unknown>, prefix = ''): Record<string, unknown> {
-  const timestamps = new Set(resource.timestamps ?? []);
-  return Object.fromEntries(
-    Object.keys(resource.fields).map((field) => {
-      const value = row[`${prefix}${field}`];
-      return [field, timestamps.has(field) ? isoFromUtcText(value) : value];
-    }),
-  );
+export function joinedResource(resource: ResourceDefinition): JoinedResource {
+  const timestamps = timestampFields(resource);
+  return {
+    table: resource.table,
+    keyColumn: columnOf(resource, resource.key),
+    columns: (alias, prefix) => selectList(resource, alias, prefix).sql,
+    row: (result, prefix) =>
+      Object.fromEntries(
+        Object.keys(resource.fields).map((field) => {
+          const value = result[`${prefix}${field}`];
+          return [field, timestamps.has(field) ? isoFromUtcText(value) : value];
+        }),
+      ),
+  };
+}
+
+function timestampFields(resource: ResourceDefinition): ReadonlySet<string> {
+  return new Set(Object.keys(resource.fields).filter((field) => fieldDefinition(resource, field).type === 'timestamp'));
 }
 
 function selectList(resource: ResourceDefinition, alias: string, prefix = '', only?: ReadonlySet<string>): { sql: string; names: string[]; timestamps: string[] } {
-  const timestamps = new Set(resource.timestamps ?? []);
-  const entries = Object.entries(resource.fields).filter(([field]) => !only || only.has(field));
+  const timestamps = timestampFields(resource);
+  const entries = Object.keys(resource.fields)
+    .filter((field) => !only || only.has(field))
+    .map((field) => [field, columnOf(resource, field)] as const);
   return {
     sql: entries
       .map(([field, column]) =>
@@ -203,31 +440,14 @@ function selectList(resource: ResourceDefinition, alias: string, prefix = '', on
   };
 }
 
-function columnOf(resource: ResourceDefinition, field: string): string {
-  const column = resource.fields[field];
-  if (!column) throw new Error(`${resource.name} has no field ${field}`);
-  return column;
-}
-
+/** The parameters of one statement, numbered from `$2` (`$1` is the lookup keys), with where each value comes from. */
 class ParameterList {
-  readonly fixedValues: Scalar[] = [];
-  #next: number;
+  readonly sources: ParameterSource[] = [];
   #aliases = 0;
-  #argumentsStarted = false;
 
-  constructor(used: number) {
-    this.#next = used + 1;
-  }
-
-  fixed(value: Scalar): string {
-    if (this.#argumentsStarted) throw new Error('Fixed values must be bound before arguments');
-    this.fixedValues.push(value);
-    return `$${this.#next++}`;
-  }
-
-  argument(): string {
-    this.#argumentsStarted = true;
-    return `$${this.#next++}`;
+  add(source: ParameterSource): string {
+    this.sources.push(source);
+    return `$${this.sources.length + 1}`;
   }
 
   alias(): string {

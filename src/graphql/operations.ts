@@ -69,22 +69,57 @@ export const operationSources = {
 
 export type OperationName = keyof typeof operationSources;
 
-export interface CompiledOperation {
-  readonly name: OperationName;
+/** A session as the fixed operations select it; the calendar's extra fields only with `$calendar`. */
+export interface SessionResult {
+  id: string;
+  startsAt: string;
+  durationMinutes: number;
+  timeZone: string;
+  location: string;
+  revision?: number;
+  updatedAt?: string;
+}
+
+export interface CourseRunResult {
+  id: string;
+  template: { title: string; description: string; revision?: number; updatedAt?: string };
+  sessions: SessionResult[];
+}
+
+/** A booking as `PublicBooking` selects it; enum values as GraphQL writes them (CONFIRMED). */
+export interface BookingResult {
+  id: string;
+  courseRunId: string;
+  source: string;
+  status: string;
+  createdAt: string;
+  updatedAt: string;
+  participant?: { name: string; email: string } | null;
+}
+
+/** What each fixed operation's `data` holds. */
+export interface OperationResults {
+  courses: { workspace: { name?: string; courses: CourseRunResult[] } | null };
+  bookings: { workspace: { bookings: BookingResult[] } | null };
+  webhookBooking: { booking: BookingResult | null };
+}
+
+export interface CompiledOperation<Name extends OperationName = OperationName> {
+  readonly name: Name;
   execute(variables: Record<string, unknown>, context: GraphQLContext): Promise<ExecutionResult>;
 }
 
-export type CompiledOperations = Record<OperationName, CompiledOperation>;
+export type CompiledOperations = { [Name in OperationName]: CompiledOperation<Name> };
 
 export function compileOperations(schema: GraphQLSchema): CompiledOperations {
-  const compiled = {} as Record<OperationName, CompiledOperation>;
+  const compiled: Partial<Record<OperationName, CompiledOperation>> = {};
   for (const [name, source] of Object.entries(operationSources) as Array<[OperationName, string]>) {
     compiled[name] = compileOperation(schema, name, source);
   }
-  return compiled;
+  return compiled as CompiledOperations;
 }
 
-function compileOperation(schema: GraphQLSchema, name: OperationName, source: string): CompiledOperation {
+function compileOperation<Name extends OperationName>(schema: GraphQLSchema, name: Name, source: string): CompiledOperation<Name> {
   const document = parse(source);
   const errors = validate(schema, document);
   if (errors.length > 0) throw new Error(`Operation ${name} does not match the schema: ${errors.map((e) => e.message).join('; ')}`);

@@ -1,13 +1,14 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import type { IResolvers } from '@graphql-tools/utils';
-import { GraphQLScalarType, Kind, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
-import type { ResourceRegistry } from '../db/resource.ts';
-import type { Loaders, Row } from '../loaders/loaders.ts';
-import type { SelectionInfo } from './selection.ts';
+import { GraphQLScalarType, Kind, isObjectType, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
+import type { ResourceRegistry } from '../db/resource-registry.ts';
+import type { Loaders, Page, Row } from '../loaders/loaders.ts';
+import { packagePath } from '../package-root.ts';
+import { connectionTypeName, edgeTypeName, generateConnections, rememberListIndex, sdlSchema, type ListIndex } from './connections.ts';
+import { selectedFields, selectedNodeFields, type SelectionInfo } from './selection.ts';
 
-export const SCHEMA_DIR = fileURLToPath(new URL('../../schema', import.meta.url));
+export const SCHEMA_DIR = packagePath('schema');
 
 export interface GraphQLContext {
   loaders: Loaders;
@@ -43,10 +44,15 @@ export const DateTime = new GraphQLScalarType<Date, string>({
   },
 });
 
+/** An instant: a date and time with `Z` or an offset (a time without a zone would mean the server's zone). */
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
+
 function parseDateTime(value: unknown): Date {
   if (typeof value !== 'string') throw new TypeError('DateTime must be a string');
   const date = new Date(value);
-  if (Number.isNaN(date.getTime())) throw new TypeError('DateTime must be an ISO 8601 instant');
+  if (!ISO_INSTANT.test(value) || Number.isNaN(date.getTime())) {
+    throw new TypeError('DateTime must be an ISO 8601 instant with Z or an offset, e.g. 2026-03-01T00:00:00.000Z');
+  }
   return date;
 }
 
@@ -57,16 +63,21 @@ export interface SchemaOptions {
 }
 
 /**
- * The executable schema: SDL from `schema/`, resolvers generated from the resource registry.
- * Enum values are written in GraphQL style (PUBLIC_PAGE) and stored as lowercase labels.
+ * The executable schema: SDL from `schema/` plus the connections generated from the registry
+ * (see `generateConnections`), resolvers generated from the resource registry. Enum values are
+ * written in GraphQL style (PUBLIC_PAGE) and stored as lowercase labels.
  */
 export function createSchema(options: SchemaOptions): GraphQLSchema {
   const typeDefs = options.typeDefs ?? loadTypeDefs();
   const documents = typeDefs.map((source) => parse(source));
-  return makeExecutableSchema<GraphQLContext>({
-    typeDefs: documents,
-    resolvers: [{ DateTime }, enumResolvers(documents), registryResolvers(options.registry)],
+  const base = sdlSchema(documents);
+  const generated = generateConnections(options.registry, base);
+  const schema = makeExecutableSchema<GraphQLContext>({
+    typeDefs: [...documents, parse(generated.typeDefs)],
+    resolvers: [{ DateTime }, enumResolvers(documents), registryResolvers(options.registry, base), connectionResolvers(options.registry, generated.index)],
   });
+  rememberListIndex(schema, generated.index);
+  return schema;
 }
 
 function enumResolvers(documents: DocumentNode[]): IResolvers {
@@ -82,25 +93,62 @@ function enumResolvers(documents: DocumentNode[]): IResolvers {
   return resolvers;
 }
 
-function registryResolvers(registry: ResourceRegistry): IResolvers<Row, GraphQLContext> {
+/** Resolvers of the registry's roots and relations that the SDL declares (a list needs none: its connection is generated). */
+function registryResolvers(registry: ResourceRegistry, base: GraphQLSchema): IResolvers<Row, GraphQLContext> {
   const resolvers: Record<string, Record<string, unknown>> = { Query: {} };
+  const declared = (typeName: string, field: string) => {
+    const type = base.getType(typeName);
+    return isObjectType(type) && field in type.getFields();
+  };
   for (const resource of registry.all()) {
     for (const [fieldName, root] of Object.entries(resource.roots ?? {})) {
+      if (!declared('Query', fieldName)) continue;
       resolvers.Query![fieldName] = (_: unknown, args: Record<string, unknown>, context: GraphQLContext) =>
         context.loaders.lookup(resource.name, String(args[root.argument]), root.field);
     }
     const typeResolvers: Record<string, unknown> = {};
     for (const [relationName, relation] of Object.entries(resource.relations ?? {})) {
+      if (!declared(resource.name, relationName)) continue;
       typeResolvers[relationName] =
         relation.kind === 'one'
           ? (parent: Row, args: Record<string, unknown>, context: GraphQLContext, info: SelectionInfo) => {
-              const rows = context.loaders.relation(resource, relationName, parent, args, info);
+              const rows = context.loaders.relation(resource, relationName, parent, args, selectedFields(info));
               return rows instanceof Promise ? rows.then((found) => found[0] ?? null) : (rows[0] ?? null);
             }
           : (parent: Row, args: Record<string, unknown>, context: GraphQLContext, info: SelectionInfo) =>
-              context.loaders.relation(resource, relationName, parent, args, info);
+              context.loaders.relation(resource, relationName, parent, args, selectedFields(info));
     }
     if (Object.keys(typeResolvers).length > 0) resolvers[resource.name] = typeResolvers;
   }
   return resolvers as IResolvers<Row, GraphQLContext>;
+}
+
+/** A connection as its fields resolve it: the page, each edge's cursor computed only when selected. */
+interface Edge {
+  node: Row;
+  page: Page;
+}
+
+function connectionResolvers(registry: ResourceRegistry, index: ListIndex): IResolvers<unknown, GraphQLContext> {
+  const resolvers: Record<string, Record<string, unknown>> = {};
+  for (const [key, { resource: resourceName, relation: relationName }] of index.connections) {
+    const resource = registry.get(resourceName);
+    const target = registry.relation(resource, relationName).resource;
+    const fieldName = key.slice(resourceName.length + 1);
+    (resolvers[resource.name] ??= {})[fieldName] = (parent: Row, args: Record<string, unknown>, context: GraphQLContext, info: SelectionInfo) =>
+      context.loaders.connection(resource, relationName, parent, args, selectedNodeFields(info));
+    resolvers[connectionTypeName(target)] = {
+      edges: (page: Page): Edge[] => page.rows.map((node) => ({ node, page })),
+      nodes: (page: Page) => page.rows,
+      pageInfo: (page: Page) => ({
+        hasNextPage: page.hasNextPage,
+        hasPreviousPage: page.hasPreviousPage,
+        startCursor: page.rows.length > 0 ? page.cursor(page.rows[0]!) : null,
+        endCursor: page.rows.length > 0 ? page.cursor(page.rows.at(-1)!) : null,
+      }),
+      totalCount: (page: Page) => page.totalCount(),
+    };
+    resolvers[edgeTypeName(target)] = { cursor: (edge: Edge) => edge.page.cursor(edge.node) };
+  }
+  return resolvers as IResolvers<unknown, GraphQLContext>;
 }

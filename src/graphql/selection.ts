@@ -3,10 +3,18 @@ import {
   GraphQLSkipDirective,
   Kind,
   getDirectiveValues,
+  getNamedType,
+  isCompositeType,
+  isInterfaceType,
+  isObjectType,
+  type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
   type FragmentSpreadNode,
+  type GraphQLCompositeType,
+  type GraphQLSchema,
   type InlineFragmentNode,
+  type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
 
@@ -45,6 +53,49 @@ export function selectedFields(info: SelectionInfo | undefined): ReadonlySet<str
   return names;
 }
 
+const nodeMemo = new WeakMap<readonly FieldNode[], WeakMap<object, ReadonlySet<string>>>();
+
+/**
+ * For a connection field: the names selected under `edges { node { … } }` and `nodes { … }`,
+ * fragments included and directives applied, as `selectedFields` gives them for a list field. The
+ * same set object for every parent row of the field in one execution.
+ */
+export function selectedNodeFields(info: SelectionInfo): ReadonlySet<string> {
+  let byVariables = nodeMemo.get(info.fieldNodes);
+  if (!byVariables) {
+    byVariables = new WeakMap();
+    nodeMemo.set(info.fieldNodes, byVariables);
+  }
+  const variables = info.variableValues ?? {};
+  let names = byVariables.get(variables);
+  if (!names) {
+    const under = new Map<string, FieldNode[]>();
+    for (const node of info.fieldNodes) fieldsNamed(node.selectionSet, info, ['edges', 'nodes'], under, new Set());
+    for (const edge of under.get('edges') ?? []) fieldsNamed(edge.selectionSet, info, ['node'], under, new Set());
+    const collected = new Set<string>();
+    for (const node of [...(under.get('node') ?? []), ...(under.get('nodes') ?? [])]) collect(node.selectionSet, info, collected, new Set());
+    names = collected;
+    byVariables.set(variables, names);
+  }
+  return names;
+}
+
+/** The field nodes with one of `names` directly under `set`, through fragments, directives applied, by name. */
+function fieldsNamed(set: SelectionSetNode | undefined, info: SelectionInfo, names: readonly string[], found: Map<string, FieldNode[]>, visited: Set<string>): void {
+  for (const selection of set?.selections ?? []) {
+    if (!included(selection, info.variableValues)) continue;
+    if (selection.kind === Kind.FIELD) {
+      const name = selection.name.value;
+      if (names.includes(name)) found.set(name, [...(found.get(name) ?? []), selection]);
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      fieldsNamed(selection.selectionSet, info, names, found, visited);
+    } else if (!visited.has(selection.name.value)) {
+      visited.add(selection.name.value);
+      fieldsNamed(info.fragments[selection.name.value]?.selectionSet, info, names, found, visited);
+    }
+  }
+}
+
 function collect(set: SelectionSetNode | undefined, info: SelectionInfo, names: Set<string>, visited: Set<string>): void {
   for (const selection of set?.selections ?? []) {
     if (!included(selection, info.variableValues)) continue;
@@ -59,8 +110,50 @@ function collect(set: SelectionSetNode | undefined, info: SelectionInfo, names: 
   }
 }
 
-function included(node: FieldNode | InlineFragmentNode | FragmentSpreadNode, variables: Record<string, unknown>): boolean {
+/** Whether `@skip` and `@include` keep a selection, given the variables. */
+export function included(node: FieldNode | InlineFragmentNode | FragmentSpreadNode, variables: Record<string, unknown>): boolean {
   if (!node.directives?.length) return true;
   if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.if === true) return false;
   return getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false;
+}
+
+/**
+ * Whether an operation selects a field whose type is one of `types` (fragments included, `@skip`
+ * and `@include` applied with the request's variables): the audit trail's "personal data selected".
+ */
+export function selectsAnyType(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+  types: ReadonlySet<string>,
+): boolean {
+  const fragments: Record<string, FragmentDefinitionNode> = {};
+  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
+  const root = schema.getRootType(operation.operation);
+  if (!root || types.size === 0) return false;
+  const visited = new Set<string>();
+  const walk = (set: SelectionSetNode | undefined, parent: GraphQLCompositeType): boolean => {
+    for (const selection of set?.selections ?? []) {
+      if (!included(selection, variables)) continue;
+      if (selection.kind === Kind.FIELD) {
+        if (!isObjectType(parent) && !isInterfaceType(parent)) continue;
+        const field = parent.getFields()[selection.name.value];
+        if (!field) continue;
+        const named = getNamedType(field.type);
+        if (types.has(named.name)) return true;
+        if (isCompositeType(named) && walk(selection.selectionSet, named)) return true;
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        const condition = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
+        if (isCompositeType(condition) && walk(selection.selectionSet, condition)) return true;
+      } else if (!visited.has(selection.name.value)) {
+        visited.add(selection.name.value);
+        const fragment = fragments[selection.name.value];
+        const condition = fragment && schema.getType(fragment.typeCondition.name.value);
+        if (fragment && isCompositeType(condition) && walk(fragment.selectionSet, condition)) return true;
+      }
+    }
+    return false;
+  };
+  return walk(operation.selectionSet, root);
 }

@@ -1,13 +1,48 @@
 import DataLoader from 'dataloader';
 import type { Queryable } from '../db/database.ts';
-import type { RelationDefinition, ResourceDefinition, ResourceRegistry } from '../db/resource.ts';
-import { PARENT_COLUMN, buildLookup, buildRelationQuery, embeddable, type GeneratedQuery } from '../db/sql-builder.ts';
+import type { RelationDefinition, ResourceDefinition, ResourceRegistry } from '../db/resource-registry.ts';
+import {
+  COUNT_COLUMN,
+  PARENT_COLUMN,
+  buildConnectionQuery,
+  buildCountQuery,
+  buildLookup,
+  buildRelationQuery,
+  connectionOrder,
+  embeddable,
+  orderColumn,
+  type ConnectionOrderTerm,
+  type GeneratedQuery,
+  type ParameterSource,
+} from '../db/sql-builder.ts';
 import { isoFromUtcText } from '../db/timestamps.ts';
 import { ApiError } from '../errors.ts';
-import { selectedFields, type SelectionInfo } from '../graphql/selection.ts';
+import { filterKey, parseConnectionArguments, type ConnectionArguments } from './connection-arguments.ts';
+import { encodeCursor } from './cursor.ts';
 
 export type Row = Record<string, unknown>;
 export type RelationArguments = Record<string, unknown>;
+
+export interface LoaderOptions {
+  /**
+   * The workspaces a restricted token may read: every statement that reads a resource carrying a
+   * workspace (see `ResourceDefinition.workspaceField`) reads only rows of these, so that another
+   * workspace's row is missing exactly as if it did not exist. Absent: every workspace.
+   */
+  workspaces?: readonly string[] | null | undefined;
+}
+
+/** One page of a connection for one parent row, in the list's order. */
+export interface Page {
+  rows: Row[];
+  /** Exact when paging forward (`first`); false when paging backward, as Relay allows. */
+  hasNextPage: boolean;
+  /** Exact when paging backward (`last`); false when paging forward, as Relay allows. */
+  hasPreviousPage: boolean;
+  cursor(row: Row): string;
+  /** Every row of the parent that the filter lets through (a statement of its own, batched, read only when asked for). */
+  totalCount(): Promise<number>;
+}
 
 /**
  * Rows of one-relations read together with their parent row (null: the parent has none). The
@@ -75,10 +110,54 @@ interface RelationPlan {
   loaderKey: string;
 }
 
-// Field nodes are stable per compiled query (graphql-jit) or per execution (graphql-js), and
-// arguments follow from them and the variables: the plan is made once per field and execution.
-const plans = new WeakMap<object, WeakMap<object, RelationPlan>>();
-const NO_VARIABLES = {};
+/** A connection field of one execution: its statement, checked arguments and the list's order. */
+interface ConnectionPlan extends RelationPlan {
+  parent: ResourceDefinition;
+  relationName: string;
+  list: string;
+  order: readonly ConnectionOrderTerm[];
+  args: ConnectionArguments;
+  count?: RelationPlan;
+}
+
+/** What fills the parameters of a statement, besides fixed values. */
+interface Binding {
+  workspaces?: readonly string[] | null | undefined;
+  args?: RelationArguments;
+  connection?: ConnectionArguments;
+  limit?: number;
+}
+
+function bind(parameters: readonly ParameterSource[], binding: Binding): unknown[] {
+  return parameters.map((source) => {
+    switch (source.from) {
+      case 'fixed':
+        return source.value;
+      case 'workspaces':
+        return binding.workspaces;
+      case 'argument':
+        return binding.args?.[source.name];
+      case 'filter':
+        return binding.connection?.filterValues.get(filterKey(source.field, source.operator));
+      case 'after':
+        return binding.connection?.after?.[source.index];
+      case 'before':
+        return binding.connection?.before?.[source.index];
+      case 'limit':
+        return binding.limit;
+    }
+  });
+}
+
+const nullPattern = (values: readonly unknown[] | undefined) => values?.map((value) => value === null);
+
+/**
+ * A field's selection set is one object per field and execution (see `relation`), and the
+ * field's arguments follow from the same execution: the plan is made once per field and
+ * execution, not once per parent row.
+ */
+const plans = new WeakMap<ReadonlySet<string>, WeakMap<RelationDefinition, RelationPlan>>();
+const connectionPlans = new WeakMap<ReadonlySet<string>, WeakMap<RelationDefinition, ConnectionPlan>>();
 const EMPTY: unknown[] = [];
 
 /**
@@ -89,10 +168,22 @@ export class Loaders {
   readonly #loaders = new Map<string, DataLoader<string, Row[]>>();
   readonly #registry: ResourceRegistry;
   readonly #db: Queryable;
+  readonly #workspaces: readonly string[] | null;
+  #rowsRead = 0;
 
-  constructor(registry: ResourceRegistry, db: Queryable) {
+  constructor(registry: ResourceRegistry, db: Queryable, options: LoaderOptions = {}) {
     this.#registry = registry;
     this.#db = db;
+    this.#workspaces = options.workspaces ?? null;
+  }
+
+  /** Rows the database returned to this request's statements so far. */
+  get rowsRead(): number {
+    return this.#rowsRead;
+  }
+
+  get #restricted(): boolean {
+    return this.#workspaces !== null;
   }
 
   /**
@@ -100,6 +191,7 @@ export class Loaders {
    * lookup of its key, so that it is not read again.
    */
   prime(resourceName: string, row: Row): void {
+    if (this.#restricted) return;
     const resource = this.#registry.get(resourceName);
     const by = resource.key;
     const statement = cachedStatement(this.#registry, `lookup:${resource.name}.${by}`, () => buildLookup(resource, by));
@@ -110,59 +202,161 @@ export class Loaders {
   async lookup(resourceName: string, value: string, field?: string): Promise<Row | null> {
     const resource = this.#registry.get(resourceName);
     const by = field ?? resource.key;
-    const statement = cachedStatement(this.#registry, `lookup:${resource.name}.${by}`, () => buildLookup(resource, by));
-    const rows = await this.#loader(`lookup:${resource.name}.${by}`, statement, [], true).load(value);
+    const key = `lookup:${resource.name}.${by}${this.#restricted ? ':restricted' : ''}`;
+    const statement = cachedStatement(this.#registry, key, () => buildLookup(resource, by, this.#restricted));
+    const values = bind(statement.query.parameters, { workspaces: this.#workspaces });
+    const rows = await this.#loader(key, statement, values, true).load(value);
     return rows[0] ?? null;
   }
 
   /**
-   * The rows of `parent.relationName` for one parent row. Given the field's resolve info, only
-   * the selected fields are read, and selected one-relations of the target that are `embeddable`
-   * are read in the same statement as the target rows.
+   * The rows of `parent.relationName` for one parent row. Given the names selected under the
+   * field, only those fields are read, and selected one-relations of the target that are
+   * `embeddable` are read in the same statement as the target rows. The caller passes the same
+   * set object for every parent row of one field in one execution (plans are kept per set).
    */
-  relation(parent: ResourceDefinition, relationName: string, row: Row, args: RelationArguments, info?: SelectionInfo): Row[] | Promise<Row[]> {
+  relation(parent: ResourceDefinition, relationName: string, row: Row, args: RelationArguments, selected?: ReadonlySet<string>): Row[] | Promise<Row[]> {
     const embedded = (row as EmbeddingRow)[EMBEDDED]?.[relationName];
     if (embedded !== undefined) return embedded === null ? [] : [embedded];
-    const plan = info ? this.#memoizedPlan(parent, relationName, args, info) : this.#plan(parent, relationName, args, undefined);
+    const plan = selected ? this.#memoizedPlan(parent, relationName, args, selected) : this.#plan(parent, relationName, args, undefined);
     const parentValue = row[plan.relation.localField];
     if (parentValue === null || parentValue === undefined) return [];
     return this.#loader(plan.loaderKey, plan.statement, plan.values, false).load(String(parentValue));
   }
 
-  #memoizedPlan(parent: ResourceDefinition, relationName: string, args: RelationArguments, info: SelectionInfo): RelationPlan {
-    let byVariables = plans.get(info.fieldNodes);
-    if (!byVariables) {
-      byVariables = new WeakMap();
-      plans.set(info.fieldNodes, byVariables);
+  #memoizedPlan(parent: ResourceDefinition, relationName: string, args: RelationArguments, selected: ReadonlySet<string>): RelationPlan {
+    const relation = this.#registry.relation(parent, relationName);
+    let byRelation = plans.get(selected);
+    if (!byRelation) {
+      byRelation = new WeakMap();
+      plans.set(selected, byRelation);
     }
-    const variables = info.variableValues ?? NO_VARIABLES;
-    let plan = byVariables.get(variables);
-    if (!plan || plan.relation !== this.#registry.relation(parent, relationName)) {
-      plan = this.#plan(parent, relationName, args, info);
-      byVariables.set(variables, plan);
+    let plan = byRelation.get(relation);
+    if (!plan) {
+      plan = this.#plan(parent, relationName, args, selected);
+      byRelation.set(relation, plan);
     }
     return plan;
   }
 
-  #plan(parent: ResourceDefinition, relationName: string, args: RelationArguments, info: SelectionInfo | undefined): RelationPlan {
+  #plan(parent: ResourceDefinition, relationName: string, args: RelationArguments, selected: ReadonlySet<string> | undefined): RelationPlan {
     const relation = this.#registry.relation(parent, relationName);
     const target = this.#registry.get(relation.resource);
     const present = Object.keys(relation.arguments ?? {}).filter((name) => args[name] !== undefined && args[name] !== null);
     let embeds: string[] = [];
     let fields: string[] | undefined;
-    if (info) {
-      const selected = selectedFields(info);
+    if (selected) {
       embeds = Object.keys(target.relations ?? {}).filter((name) => selected.has(name) && embeddable(this.#registry, target, name));
       // Relations under the target are resolved from their local fields, which are read too.
       const local = Object.values(target.relations ?? {}).map((nested) => nested.localField);
       fields = Object.keys(target.fields).filter((field) => selected.has(field) || local.includes(field));
     }
-    const statementKey = `relation:${parent.name}.${relationName}(${present.join(',')})[${embeds.join(',')}]{${fields?.join(',') ?? '*'}}`;
+    const restricted = this.#restricted;
+    const statementKey = `relation:${parent.name}.${relationName}(${present.join(',')})[${embeds.join(',')}]{${fields?.join(',') ?? '*'}}${restricted ? ':restricted' : ''}`;
     const statement = cachedStatement(this.#registry, statementKey, () =>
-      buildRelationQuery(this.#registry, relation, present, embeds, fields),
+      buildRelationQuery(this.#registry, relation, present, embeds, fields, restricted),
     );
-    const values = [...statement.query.argumentOrder.map((name) => args[name]), ...(statement.query.hasLimit ? [limitOf(relation, args)] : [])];
+    const values = bind(statement.query.parameters, {
+      workspaces: this.#workspaces,
+      args,
+      ...(relation.limit ? { limit: limitOf(relation, args) } : {}),
+    });
     return { relation, statement, values, loaderKey: `${statementKey}:${JSON.stringify(values)}` };
+  }
+
+  /**
+   * One page of `parent.relationName` for one parent row (a connection field). The parents of a
+   * field in one execution share one statement: a LATERAL keyset scan per parent key, see
+   * `buildConnectionQuery`. `selected` is the set of names selected under the connection's
+   * `node`, the same set object for every parent row of the field in one execution.
+   */
+  connection(parent: ResourceDefinition, relationName: string, row: Row, args: RelationArguments, selected: ReadonlySet<string>): Promise<Page> {
+    const plan = this.#memoizedConnectionPlan(parent, relationName, args, selected);
+    const parentValue = row[plan.relation.localField];
+    if (parentValue === null || parentValue === undefined) return Promise.resolve(this.#page(plan, [], parentValue));
+    return this.#loader(plan.loaderKey, plan.statement, plan.values, false)
+      .load(String(parentValue))
+      .then((rows) => this.#page(plan, rows, parentValue));
+  }
+
+  #page(plan: ConnectionPlan, found: Row[], parentValue: unknown): Page {
+    const { size, backward } = plan.args;
+    const more = found.length > size;
+    // A copy: the loader hands the same array to every ask for the same parent key.
+    const rows = found.slice(0, size);
+    if (backward) rows.reverse();
+    return {
+      rows,
+      hasNextPage: !backward && more,
+      hasPreviousPage: backward && more,
+      cursor: (row) => encodeCursor(plan.list, plan.order.map((_, index) => row[orderColumn(index)])),
+      totalCount: () => this.#count(plan, parentValue),
+    };
+  }
+
+  async #count(plan: ConnectionPlan, parentValue: unknown): Promise<number> {
+    if (parentValue === null || parentValue === undefined) return 0;
+    if (!plan.count) {
+      const restricted = this.#restricted;
+      const filter = plan.args.filter;
+      const statementKey = `count:${plan.parent.name}.${plan.relationName}(${filter.map((term) => term.join('.')).join(',')})${restricted ? ':restricted' : ''}`;
+      const statement = cachedStatement(this.#registry, statementKey, () => buildCountQuery(this.#registry, plan.relation, filter, restricted));
+      const values = bind(statement.query.parameters, { workspaces: this.#workspaces, connection: plan.args });
+      plan.count = { relation: plan.relation, statement, values, loaderKey: `${statementKey}:${JSON.stringify(values)}` };
+    }
+    const rows = await this.#loader(plan.count.loaderKey, plan.count.statement, plan.count.values, false).load(String(parentValue));
+    return Number(rows[0]?.[COUNT_COLUMN] ?? 0);
+  }
+
+  #memoizedConnectionPlan(parent: ResourceDefinition, relationName: string, args: RelationArguments, selected: ReadonlySet<string>): ConnectionPlan {
+    const relation = this.#registry.relation(parent, relationName);
+    let byRelation = connectionPlans.get(selected);
+    if (!byRelation) {
+      byRelation = new WeakMap();
+      connectionPlans.set(selected, byRelation);
+    }
+    let plan = byRelation.get(relation);
+    if (!plan) {
+      plan = this.#connectionPlan(parent, relationName, relation, args, selected);
+      byRelation.set(relation, plan);
+    }
+    return plan;
+  }
+
+  #connectionPlan(parent: ResourceDefinition, relationName: string, relation: RelationDefinition, args: RelationArguments, selected: ReadonlySet<string>): ConnectionPlan {
+    const target = this.#registry.get(relation.resource);
+    const list = connectionList(parent, relationName);
+    const order = connectionOrder(this.#registry, relation);
+    const parsed = parseConnectionArguments(list, target, order, args);
+    const embeds = Object.keys(target.relations ?? {}).filter((name) => selected.has(name) && embeddable(this.#registry, target, name));
+    const local = Object.values(target.relations ?? {}).map((nested) => nested.localField);
+    const fields = Object.keys(target.fields).filter((field) => selected.has(field) || local.includes(field));
+    const restricted = this.#restricted;
+    const after = nullPattern(parsed.after);
+    const before = nullPattern(parsed.before);
+    const shape = [
+      parsed.backward ? 'last' : 'first',
+      `after(${after?.map(Number).join('') ?? '-'})`,
+      `before(${before?.map(Number).join('') ?? '-'})`,
+      `filter(${parsed.filter.map((term) => term.join('.')).join(',')})`,
+      `[${embeds.join(',')}]{${fields.join(',')}}`,
+      restricted ? 'restricted' : '',
+    ].join(':');
+    const statementKey = `connection:${list}:${shape}`;
+    const statement = cachedStatement(this.#registry, statementKey, () =>
+      buildConnectionQuery(this.#registry, relation, {
+        embedded: embeds,
+        fields,
+        filter: parsed.filter,
+        ...(after ? { after } : {}),
+        ...(before ? { before } : {}),
+        backward: parsed.backward,
+        restricted,
+      }),
+    );
+    // One row past the page tells whether another page follows.
+    const values = bind(statement.query.parameters, { workspaces: this.#workspaces, connection: parsed, limit: parsed.size + 1 });
+    return { parent, relationName, relation, list, order, args: parsed, statement, values, loaderKey: `${statementKey}:${JSON.stringify(values)}` };
   }
 
   /**
@@ -172,13 +366,14 @@ export class Loaders {
    * resolved. (A DataLoader keeps its cache and last batch, and through them every answer: kept for
    * the request, the rows of a /courses of 100,000 sessions held some 30 MB until the body was written.)
    */
-  #loader(key: string, statement: Statement, argumentValues: unknown[], keepForRequest: boolean): DataLoader<string, Row[]> {
+  #loader(key: string, statement: Statement, argumentValues: readonly unknown[], keepForRequest: boolean): DataLoader<string, Row[]> {
     let loader = this.#loaders.get(key);
     if (!loader) {
       const { query, toRow } = statement;
       loader = new DataLoader<string, Row[]>(async (keys) => {
         if (!keepForRequest) this.#loaders.delete(key);
-        const rows = await this.#db.queryArrays(query.text, [keys, ...query.fixedValues, ...argumentValues]);
+        const rows = await this.#db.queryArrays(query.text, [keys, ...argumentValues]);
+        this.#rowsRead += rows.length;
         const byParent = new Map<string, Row[]>();
         for (let i = 0; i < rows.length; i += 1) {
           const row = toRow(rows[i]!);
@@ -198,6 +393,11 @@ export class Loaders {
     }
     return loader;
   }
+}
+
+/** The name a connection's cursors carry: a cursor of one list is refused by another. */
+export function connectionList(parent: ResourceDefinition, relationName: string): string {
+  return `${parent.name}.${relationName}`;
 }
 
 function limitOf(relation: RelationDefinition, args: RelationArguments): number {

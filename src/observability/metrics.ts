@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Database } from '../db/database.ts';
+import type { CacheOutcome, ResponseCache, ResponseCacheEvents } from '../graphql/response-cache.ts';
 
 /** The service's Prometheus metrics, one registry per server (tests run several in a process). */
 export class Metrics {
@@ -10,6 +11,9 @@ export class Metrics {
   readonly authenticationFailures: Counter;
   readonly statements: Counter;
   readonly webhookAttempts: Counter<'outcome'>;
+  readonly webhookEndpointsDisabled: Counter;
+  readonly responseCacheAnswers: Counter<'answer' | 'outcome'>;
+  readonly responseCacheEvictions: Counter;
   readonly #stopCounting: () => void;
 
   constructor(db: Database) {
@@ -49,6 +53,22 @@ export class Metrics {
       labelNames: ['outcome'],
       registers: [this.registry],
     });
+    this.webhookEndpointsDisabled = new Counter({
+      name: 'webhook_endpoints_disabled_total',
+      help: 'Webhook endpoints this process disabled because every attempt to them failed for WEBHOOK_DISABLE_AFTER_DAYS.',
+      registers: [this.registry],
+    });
+    this.responseCacheAnswers = new Counter({
+      name: 'response_cache_answers_total',
+      help: 'Answers of /courses, /bookings and the calendar feed by how the response cache produced them (hit, miss, bypass, off).',
+      labelNames: ['answer', 'outcome'],
+      registers: [this.registry],
+    });
+    this.responseCacheEvictions = new Counter({
+      name: 'response_cache_evictions_total',
+      help: 'Cached answers evicted to keep the cache within RESPONSE_CACHE_MAX_BYTES.',
+      registers: [this.registry],
+    });
     this.#stopCounting = db.onQuery(() => this.statements.inc());
     const pool = db.pool;
     new Gauge({
@@ -62,6 +82,35 @@ export class Metrics {
         this.set({ state: 'waiting' }, pool.waitingCount);
       },
     });
+  }
+
+  /** What the response cache reports, as these counters. */
+  get responseCacheEvents(): ResponseCacheEvents {
+    return {
+      answered: (answer: string, outcome: CacheOutcome) => this.responseCacheAnswers.inc({ answer, outcome }),
+      evicted: () => this.responseCacheEvictions.inc(),
+    };
+  }
+
+  /** The cache's size, read when /metrics is scraped. */
+  observeResponseCache(cache: ResponseCache): void {
+    new Gauge({
+      name: 'response_cache_bytes',
+      help: 'Bytes the response cache holds (answers and keys).',
+      registers: [this.registry],
+      collect() {
+        this.set(cache.bytes);
+      },
+    });
+    new Gauge({
+      name: 'response_cache_entries',
+      help: 'Answers the response cache holds.',
+      registers: [this.registry],
+      collect() {
+        this.set(cache.entries);
+      },
+    });
+    new Gauge({ name: 'response_cache_max_bytes', help: 'RESPONSE_CACHE_MAX_BYTES (0: the cache is off).', registers: [this.registry] }).set(cache.maxBytes);
   }
 
   dispose(): void {

@@ -6,12 +6,13 @@ import {
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible';
 import type { Database } from '../db/database.ts';
+import { deleteEndedWindows } from './rate-limit-store.ts';
 
 export type RateLimitStore = 'memory' | 'redis' | 'postgres';
 
 export interface RateLimitOptions {
   store: RateLimitStore;
-  /** Requests per window and key (contract: 120 per 60 s). */
+  /** Requests per window and key (docs/contract-rules.md, limits.per-key: 120 per 60 s). */
   max: number;
   windowSeconds: number;
   /** Failed authentications per window and client address. */
@@ -20,6 +21,8 @@ export interface RateLimitOptions {
   /** Calendar feed requests per window and feed token. */
   feedMax: number;
   feedWindowSeconds: number;
+  /** How often the postgres store deletes the rows of windows that have ended. */
+  cleanupIntervalSeconds?: number;
   redisUrl?: string | undefined;
   db: Database;
 }
@@ -31,13 +34,28 @@ export interface RateLimitDecision {
   resetSeconds: number;
 }
 
+/**
+ * The per-address limit of failed credentials (API keys and feed tokens alike). An attempt is
+ * counted in this process's memory before the credential is looked up, so that an address over
+ * its limit is refused before any store or database work; the failures themselves are also
+ * counted in the shared store, where every instance sees them.
+ */
+export interface FailureLimiter {
+  /** Counts an attempt of `address` (an `addressKey`); refused when the address is over its limit. */
+  attempt(address: string): Promise<RateLimitDecision>;
+  /** The attempt's credential was valid: the attempt does not count. */
+  succeeded(address: string): Promise<void>;
+  /** The attempt's credential was missing, malformed or unknown. */
+  failed(address: string): Promise<RateLimitDecision>;
+}
+
 export interface RateLimiters {
   readonly max: number;
   readonly windowSeconds: number;
   /** Counts one request of a valid key. */
   consumeKey(keyId: string): Promise<RateLimitDecision>;
-  /** Counts one failed authentication of a client address. */
-  consumeAuthFailure(address: string): Promise<RateLimitDecision>;
+  /** Failed authentications and unknown feed tokens, per client address. */
+  readonly failures: FailureLimiter;
   /** Counts one calendar feed request of a feed token. */
   consumeFeed(feedId: string): Promise<RateLimitDecision>;
   close(): Promise<void>;
@@ -47,13 +65,31 @@ export async function createRateLimiters(options: RateLimitOptions): Promise<Rat
   const closers: Array<() => Promise<void>> = [];
   const make = await storeFactory(options, closers);
   const perKey = make('rl_key', options.max, options.windowSeconds);
-  const authFailures = make('rl_auth', options.authFailureMax, options.authFailureWindowSeconds);
   const feeds = make('rl_feed', options.feedMax, options.feedWindowSeconds);
+  const local = new RateLimiterMemory({ keyPrefix: 'rl_auth', points: options.authFailureMax, duration: options.authFailureWindowSeconds });
+  // Requests that passed the local check together may still all fail: once the shared count
+  // reaches the limit, the store itself keeps the block in this process's memory.
+  const shared =
+    options.store === 'memory' ? null : make('rl_auth', options.authFailureMax, options.authFailureWindowSeconds, { inMemoryBlockOnConsumed: options.authFailureMax });
   return {
     max: options.max,
     windowSeconds: options.windowSeconds,
     consumeKey: (keyId) => consume(perKey, keyId),
-    consumeAuthFailure: (address) => consume(authFailures, address),
+    failures: {
+      attempt: (address) => consume(local, address),
+      async succeeded(address) {
+        await local.reward(address, 1);
+      },
+      async failed(address) {
+        // With the memory store the attempt was the count.
+        if (!shared) return { allowed: true, remaining: 0, resetSeconds: 0 };
+        const counted = await consume(shared, address);
+        // The address reached the limit counted by every instance: this process refuses its next
+        // attempts from memory until that window ends.
+        if (counted.remaining === 0) await local.block(address, Math.max(1, counted.resetSeconds));
+        return counted;
+      },
+    },
     consumeFeed: (feedId) => consume(feeds, feedId),
     async close() {
       for (const close of closers) await close();
@@ -61,7 +97,7 @@ export async function createRateLimiters(options: RateLimitOptions): Promise<Rat
   };
 }
 
-type Factory = (prefix: string, points: number, duration: number) => RateLimiterAbstract;
+type Factory = (prefix: string, points: number, duration: number, extra?: { inMemoryBlockOnConsumed?: number }) => RateLimiterAbstract;
 
 async function storeFactory(options: RateLimitOptions, closers: Array<() => Promise<void>>): Promise<Factory> {
   switch (options.store) {
@@ -77,24 +113,26 @@ async function storeFactory(options: RateLimitOptions, closers: Array<() => Prom
         redis.disconnect();
       });
       // While Redis is unreachable each instance keeps limiting on its own instead of failing requests.
-      return (keyPrefix, points, duration) =>
+      return (keyPrefix, points, duration, extra) =>
         new RateLimiterRedis({
           storeClient: redis,
           keyPrefix,
           points,
           duration,
+          ...extra,
           insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration }),
         });
     }
     case 'postgres': {
-      // The store names its prepared statements. On the embedded database every connection, of
-      // every process, shares one backend where those names would collide: there they go unnamed.
-      const pool = options.db.pool;
-      const storeClient =
-        options.db.kind === 'embedded'
-          ? { query: (query: { text: string; values?: unknown[] }) => pool.query({ text: query.text, values: query.values ?? [] }) }
-          : pool;
-      return (keyPrefix, points, duration) =>
+      // Through the database's own statement path, so that its statements are observed and counted
+      // like every other (and named statements go unnamed on the embedded database).
+      const storeClient = { query: (query: { name?: string; text: string; values?: unknown[] }) => options.db.queryConfig(query) };
+      // Rows of ended windows are worth nothing (a new window overwrites them): they are deleted
+      // soon after they end, instead of an hour later as the store itself would.
+      const cleanup = setInterval(() => void deleteEndedWindows(options.db, Date.now()).catch(() => {}), (options.cleanupIntervalSeconds ?? 60) * 1000);
+      cleanup.unref();
+      closers.push(async () => clearInterval(cleanup));
+      return (keyPrefix, points, duration, extra) =>
         new RateLimiterPostgres({
           storeClient,
           storeType: 'pool',
@@ -104,6 +142,7 @@ async function storeFactory(options: RateLimitOptions, closers: Array<() => Prom
           keyPrefix,
           points,
           duration,
+          ...extra,
         });
     }
   }

@@ -1,31 +1,44 @@
 import { Webhook } from 'standardwebhooks';
+import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
-import type { ResourceRegistry } from '../db/resource.ts';
-import type { CompiledOperation } from '../graphql/operations.ts';
+import type { ResourceRegistry } from '../db/resource-registry.ts';
+import { createRegistry } from '../db/resources.ts';
+import { compileOperations, type CompiledOperation } from '../graphql/operations.ts';
+import { createSchema } from '../graphql/schema.ts';
 import type { Logger } from '../logger.ts';
 import {
   claimDelivery,
+  disableIfFailing,
   recordManualAttempt,
   recordScheduledAttempt,
   releaseLease,
   rescheduleIfPending,
+  storeBody,
   type ClaimedDelivery,
 } from './delivery-store.ts';
 import { buildPayload } from './payload.ts';
-import type { SecretBox } from './secret-box.ts';
-import type { AttemptOutcome, WebhookSender } from './send-attempt.ts';
+import { SealedSecretError, type SecretBox } from './secret-box.ts';
+import { WebhookSender, type AttemptOutcome } from './send-attempt.ts';
+
+export const DAY_MS = 86_400_000;
 
 export interface DelivererOptions {
   db: Database;
   registry: ResourceRegistry;
-  bookingOperation: CompiledOperation;
+  bookingOperation: CompiledOperation<'webhookBooking'>;
   sender: WebhookSender;
   box: SecretBox;
   logger: Logger;
   timeoutMs: number;
   retryDelaysMs: readonly number[];
+  /** docs/webhooks.md, "What disables an endpoint": how long an endpoint may keep failing. */
+  disableAfterMs: number;
   /** Called once per recorded attempt (metrics). */
   onAttempt?: (outcome: AttemptOutcome) => void;
+  /** Called when an endpoint is disabled for failing (metrics). */
+  onDisabled?: (endpointId: string) => void;
+  /** Called with the milliseconds until a job this worker scheduled becomes due. */
+  onScheduled?: (inMs: number) => void;
 }
 
 export interface ManualResult {
@@ -37,11 +50,13 @@ export interface ManualResult {
 }
 
 /**
- * decisions (webhooks, signature): Standard Webhooks v1 over `<webhook-id>.<webhook-timestamp>.<body>`,
- * sent in `x-svc-signature` and, identically, in `webhook-signature`.
+ * Standard Webhooks v1 over `<webhook-id>.<webhook-timestamp>.<body>`, sent in `x-svc-signature` and,
+ * identically, in `webhook-signature` (docs/contract-rules.md, webhooks.signature and webhooks.headers).
+ * During a secret rotation's overlap there are two secrets: the header then holds both signatures,
+ * space-separated, the new secret's first, so that a receiver verifying with either succeeds.
  */
-export function signedHeaders(secret: string, eventId: string, at: Date, body: string): Record<string, string> {
-  const signature = new Webhook(secret).sign(eventId, at, body);
+export function signedHeaders(secrets: readonly string[], eventId: string, at: Date, body: string): Record<string, string> {
+  const signature = secrets.map((secret) => new Webhook(secret).sign(eventId, at, body)).join(' ');
   return {
     'webhook-id': eventId,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
@@ -68,12 +83,14 @@ export class Deliverer {
     const { db } = this.#options;
     const delivery = await claimDelivery(db, deliveryId, this.#leaseMs, false);
     if (!delivery) {
-      await rescheduleIfPending(db, deliveryId);
+      const inMs = await rescheduleIfPending(db, deliveryId);
+      if (inMs !== null) this.#options.onScheduled?.(inMs);
       return;
     }
     const attempt = await this.#attempt(delivery, signal);
     if (!attempt) return;
     const recorded = await recordScheduledAttempt(db, delivery, attempt.body, attempt.startedAt, attempt.outcome, this.#options.retryDelaysMs);
+    if (recorded.nextAttemptInMs !== null) this.#options.onScheduled?.(recorded.nextAttemptInMs);
     this.#options.onAttempt?.(attempt.outcome);
     this.#options.logger.info(
       {
@@ -88,6 +105,13 @@ export class Deliverer {
       },
       'webhook attempt',
     );
+    if (recorded.state === 'failed' && (await disableIfFailing(db, delivery.endpointId, this.#options.disableAfterMs))) {
+      this.#options.onDisabled?.(delivery.endpointId);
+      this.#options.logger.warn(
+        { endpointId: delivery.endpointId, disableAfterDays: this.#options.disableAfterMs / DAY_MS },
+        'webhook endpoint disabled: every attempt to it has failed for WEBHOOK_DISABLE_AFTER_DAYS; `admin -- webhook enable` turns it back on',
+      );
+    }
   }
 
   /** A manual redelivery, outside the 8; null when another attempt is under way or the endpoint is removed. */
@@ -105,6 +129,15 @@ export class Deliverer {
   async #attempt(delivery: ClaimedDelivery, signal?: AbortSignal): Promise<{ body: string; startedAt: Date; outcome: AttemptOutcome } | null> {
     const { db, registry, bookingOperation, sender, box } = this.#options;
     try {
+      let secrets: string[];
+      try {
+        secrets = [delivery.secretCiphertext, delivery.previousSecretCiphertext]
+          .filter((sealed) => sealed !== null)
+          .map((sealed) => box.open(sealed, delivery.endpointId));
+      } catch (error) {
+        if (error instanceof SealedSecretError) this.#options.logger.error({ endpointId: delivery.endpointId, deliveryId: delivery.id }, error.message);
+        throw error;
+      }
       let body = delivery.body;
       if (body === null) {
         const built = await buildPayload(
@@ -114,11 +147,15 @@ export class Deliverer {
           delivery.participants,
         );
         // The event cascades away with its booking, so this is a race with a deletion: nothing to send.
-        if (built === null) return null;
-        body = built;
+        if (built === null) {
+          await releaseLease(db, delivery.id);
+          return null;
+        }
+        // Stored before anything is sent: a crash after sending resends exactly these bytes.
+        body = await storeBody(db, delivery.id, built);
       }
       const startedAt = new Date();
-      const headers = signedHeaders(box.open(delivery.secretCiphertext), delivery.eventId, startedAt, body);
+      const headers = signedHeaders(secrets, delivery.eventId, startedAt, body);
       const outcome = await sender.send(delivery.url, headers, body, signal);
       return { body, startedAt, outcome };
     } catch (error) {
@@ -126,4 +163,46 @@ export class Deliverer {
       throw error;
     }
   }
+}
+
+/** What delivering webhooks needs, in a worker or for a manual redelivery. */
+export interface DeliveryOptions {
+  db: Database;
+  config: Config;
+  logger: Logger;
+  box: SecretBox;
+  registry?: ResourceRegistry;
+  /** The server's compiled `webhookBooking` operation; compiled here when absent (CLI). */
+  bookingOperation?: CompiledOperation<'webhookBooking'>;
+  trustedCertificates?: string[] | undefined;
+  onAttempt?: (outcome: AttemptOutcome) => void;
+  onDisabled?: (endpointId: string) => void;
+  onScheduled?: (inMs: number) => void;
+}
+
+/** The delivery machinery shared by the worker and the CLI's manual redelivery. */
+export function createDeliverer(options: DeliveryOptions): { deliverer: Deliverer; sender: WebhookSender } {
+  const { config } = options;
+  const registry = options.registry ?? createRegistry();
+  const bookingOperation = options.bookingOperation ?? compileOperations(createSchema({ registry })).webhookBooking;
+  const sender = new WebhookSender({
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+    trustedCertificates: options.trustedCertificates,
+  });
+  const deliverer = new Deliverer({
+    db: options.db,
+    registry,
+    bookingOperation,
+    sender,
+    box: options.box,
+    logger: options.logger,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
+    disableAfterMs: config.WEBHOOK_DISABLE_AFTER_DAYS * DAY_MS,
+    ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
+    ...(options.onDisabled ? { onDisabled: options.onDisabled } : {}),
+    ...(options.onScheduled ? { onScheduled: options.onScheduled } : {}),
+  });
+  return { deliverer, sender };
 }

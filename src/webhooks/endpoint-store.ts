@@ -1,8 +1,10 @@
-import { requireManager } from '../auth/members.ts';
+import { requireManager } from '../workspaces/member-store.ts';
 import type { Database } from '../db/database.ts';
 import { InputError } from '../input-error.ts';
 import { generateWebhookSecret } from '../auth/secret-format.ts';
-import type { SecretBox } from './secret-box.ts';
+import { newId } from '../db/ids.ts';
+import { DELIVER_TASK } from './delivery-store.ts';
+import { SealedSecretError, type SecretBox } from './secret-box.ts';
 import { parseTargetUrl } from './target-guard.ts';
 
 export interface IssuedEndpoint {
@@ -16,7 +18,11 @@ export interface EndpointSummary {
   url: string;
   participants: boolean;
   createdAt: string;
-  state: 'active' | 'removed';
+  state: 'active' | 'disabled' | 'removed';
+  /** When it was disabled for failing, while it is. */
+  disabledAt: string | null;
+  /** Until when attempts are also signed with the secret before the last rotation. */
+  previousSecretUntil: string | null;
 }
 
 export async function addEndpoint(
@@ -27,16 +33,28 @@ export async function addEndpoint(
   const url = parseTargetUrl(input.url, input.allowPrivateTargets);
   const memberId = await requireManager(db, input.workspaceId, input.memberEmail);
   const secret = generateWebhookSecret();
-  const inserted = await db.query<{ id: string }>(
-    `INSERT INTO webhook_endpoints (workspace_id, url, secret_ciphertext, participants, created_by) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-    [input.workspaceId, url.href, box.seal(secret), input.participants, memberId],
+  // The id is chosen first: the sealed secret is bound to it.
+  const id = newId('whe');
+  await db.query(
+    `INSERT INTO webhook_endpoints (id, workspace_id, url, secret_ciphertext, participants, created_by) VALUES ($1, $2, $3, $4, $5, $6)`,
+    [id, input.workspaceId, url.href, box.seal(secret, id), input.participants, memberId],
   );
-  return { id: inserted.rows[0]!.id, secret };
+  return { id, secret };
 }
 
 export async function listEndpoints(db: Database, workspaceId: string): Promise<EndpointSummary[]> {
-  const found = await db.query<{ id: string; url: string; participants: boolean; created_at: Date; removed_at: Date | null }>(
-    'SELECT id, url, participants, created_at, removed_at FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id',
+  const found = await db.query<{
+    id: string;
+    url: string;
+    participants: boolean;
+    created_at: Date;
+    removed_at: Date | null;
+    disabled_at: Date | null;
+    previous_until: Date | null;
+  }>(
+    `SELECT id, url, participants, created_at, removed_at, disabled_at,
+            CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END AS previous_until
+       FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id`,
     [workspaceId],
   );
   return found.rows.map((row) => ({
@@ -44,21 +62,182 @@ export async function listEndpoints(db: Database, workspaceId: string): Promise<
     url: row.url,
     participants: row.participants,
     createdAt: row.created_at.toISOString(),
-    state: row.removed_at ? 'removed' : 'active',
+    state: row.removed_at ? 'removed' : row.disabled_at ? 'disabled' : 'active',
+    disabledAt: row.removed_at ? null : (row.disabled_at?.toISOString() ?? null),
+    previousSecretUntil: row.removed_at ? null : (row.previous_until?.toISOString() ?? null),
   }));
+}
+
+/** An endpoint that exists and has not been removed; refused with a clear message otherwise. */
+async function requireEndpoint(db: Database, id: string): Promise<{ disabled: boolean; secretCiphertext: Buffer }> {
+  const found = await db.query<{ removed_at: Date | null; disabled_at: Date | null; secret_ciphertext: Buffer }>(
+    'SELECT removed_at, disabled_at, secret_ciphertext FROM webhook_endpoints WHERE id = $1',
+    [id],
+  );
+  const row = found.rows[0];
+  if (!row) throw new InputError(`No webhook endpoint with id ${JSON.stringify(id)}`);
+  if (row.removed_at) throw new InputError(`Webhook endpoint ${id} has been removed`);
+  return { disabled: row.disabled_at !== null, secretCiphertext: row.secret_ciphertext };
+}
+
+export interface RotatedSecret {
+  id: string;
+  /** The new signing secret: shown once. */
+  secret: string;
+  /** Until when attempts are also signed with the old secret (null: not at all). */
+  previousSecretUntil: string | null;
+}
+
+/**
+ * A new signing secret for an endpoint. For `overlapMs` after the rotation every attempt carries
+ * the signatures of both the new and the old secret, so that the receiver can switch at its own
+ * pace (Standard Webhooks); then only the new one. A rotation during an overlap ends the earlier
+ * overlap: only the secret in use until now is kept as the previous one.
+ */
+export async function rotateSecret(db: Database, box: SecretBox, id: string, overlapMs: number): Promise<RotatedSecret> {
+  const current = await requireEndpoint(db, id);
+  // Refused before anything changes when the current secret cannot be opened: it would be unusable as the previous one.
+  box.open(current.secretCiphertext, id);
+  const secret = generateWebhookSecret();
+  const rotated = await db.query<{ until: Date | null }>(
+    `UPDATE webhook_endpoints
+        SET previous_secret_ciphertext = CASE WHEN $3::bigint > 0 THEN secret_ciphertext END,
+            previous_secret_expires_at = CASE WHEN $3::bigint > 0 THEN now() + $3::bigint * interval '1 millisecond' END,
+            secret_ciphertext = $2
+      WHERE id = $1 AND removed_at IS NULL AND secret_ciphertext = $4
+      RETURNING previous_secret_expires_at AS until`,
+    [id, box.seal(secret, id), overlapMs, current.secretCiphertext],
+  );
+  if (rotated.rowCount === 0) throw new InputError(`The secret of webhook endpoint ${id} changed meanwhile; try again`);
+  return { id, secret, previousSecretUntil: rotated.rows[0]!.until?.toISOString() ?? null };
+}
+
+/**
+ * Turns a disabled endpoint back on: new events are delivered again, and deliveries that were
+ * still pending when it was disabled resume their schedule (those due meanwhile go at once).
+ */
+export async function enableEndpoint(db: Database, id: string): Promise<{ id: string; state: 'active'; resumed: number }> {
+  await requireEndpoint(db, id);
+  return db.transaction(async (tx) => {
+    await tx.query('UPDATE webhook_endpoints SET disabled_at = NULL WHERE id = $1', [id]);
+    const resumed = await tx.query(
+      `SELECT graphile_worker.add_job($2, json_build_object('deliveryId', d.id), run_at => greatest(d.next_attempt_at, now()), job_key => d.id)
+         FROM webhook_deliveries d WHERE d.endpoint_id = $1 AND d.state = 'pending'`,
+      [id, DELIVER_TASK],
+    );
+    return { id, state: 'active' as const, resumed: resumed.rowCount ?? 0 };
+  });
+}
+
+export interface RecoveryResult {
+  endpoint: string;
+  since: string;
+  /** How many failed deliveries start a new series of attempts. */
+  recovered: number;
+}
+
+/**
+ * `webhook recover`: every delivery of the endpoint whose event was recorded at or after `since`
+ * and that failed (all its attempts, or recorded while the endpoint was disabled) starts a new
+ * series of up to 8 attempts with the same event id, queued in the events' creation order. The
+ * stored body is sent again when it is still kept; an erased one is built afresh from the booking.
+ */
+export async function recoverDeliveries(db: Database, endpointId: string, since: Date): Promise<RecoveryResult> {
+  const endpoint = await requireEndpoint(db, endpointId);
+  if (endpoint.disabled) throw new InputError(`Webhook endpoint ${endpointId} is disabled; enable it first (webhook enable --endpoint ${endpointId})`);
+  return db.transaction(async (tx) => {
+    const recovered = await tx.query<{ id: string }>(
+      `WITH failed AS (
+         SELECT d.id FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
+          WHERE d.endpoint_id = $1 AND d.state = 'failed' AND ev.created_at >= $2
+          ORDER BY ev.created_at, ev.id
+          FOR UPDATE OF d
+       )
+       UPDATE webhook_deliveries d
+          SET state = 'pending', series = d.series + 1, attempts = 0, next_attempt_at = now(), finished_at = NULL, lease_until = NULL, updated_at = now()
+         FROM failed WHERE d.id = failed.id
+       RETURNING d.id`,
+      [endpointId, since],
+    );
+    const ids = recovered.rows.map((row) => row.id);
+    if (ids.length > 0) {
+      // One call, in creation order: the queue takes jobs that are due at once in the order they were added.
+      await tx.query(
+        `SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
+           SELECT ROW($2::text, json_build_object('deliveryId', d.id), NULL, NULL, NULL, d.id, NULL, NULL)::graphile_worker.job_spec
+             FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
+            WHERE d.id = ANY($1) ORDER BY ev.created_at, ev.id))`,
+        [ids, DELIVER_TASK],
+      );
+    }
+    return { endpoint: endpointId, since: since.toISOString(), recovered: ids.length };
+  });
+}
+
+export interface ResealResult {
+  /** Secrets sealed again under the newest key. */
+  resealed: number;
+  /** Secrets that were already sealed under it. */
+  current: number;
+}
+
+/**
+ * `webhook reseal`: seals every endpoint secret (and a previous secret still in its overlap) under
+ * the newest key of WEBHOOK_SECRET_KEY, bound to its endpoint; older keys can then be retired.
+ * Secrets no configured key opens are left as they are and named in the error.
+ */
+export async function resealSecrets(db: Database, box: SecretBox): Promise<ResealResult> {
+  const endpoints = await db.query<{ id: string; secret_ciphertext: Buffer; previous_secret_ciphertext: Buffer | null }>(
+    'SELECT id, secret_ciphertext, previous_secret_ciphertext FROM webhook_endpoints WHERE removed_at IS NULL ORDER BY id',
+  );
+  const result: ResealResult = { resealed: 0, current: 0 };
+  const unreadable: string[] = [];
+  for (const row of endpoints.rows) {
+    const sealed = [row.secret_ciphertext, row.previous_secret_ciphertext].filter((candidate) => candidate !== null);
+    let secrets: string[];
+    try {
+      secrets = sealed.map((candidate) => box.open(candidate, row.id));
+    } catch (error) {
+      if (!(error instanceof SealedSecretError)) throw error;
+      unreadable.push(row.id);
+      continue;
+    }
+    if (sealed.every((candidate) => box.isCurrent(candidate))) {
+      result.current += 1;
+      continue;
+    }
+    const fresh = secrets.map((secret) => box.seal(secret, row.id));
+    const updated = await db.query(
+      `UPDATE webhook_endpoints SET secret_ciphertext = $2, previous_secret_ciphertext = CASE WHEN previous_secret_ciphertext IS NULL THEN NULL ELSE $3::bytea END
+        WHERE id = $1 AND secret_ciphertext = $4 AND previous_secret_ciphertext IS NOT DISTINCT FROM $5`,
+      [row.id, fresh[0], fresh[1] ?? null, row.secret_ciphertext, row.previous_secret_ciphertext],
+    );
+    result.resealed += updated.rowCount ?? 0;
+  }
+  if (unreadable.length > 0) {
+    throw new InputError(
+      `Resealed ${result.resealed} and left ${result.current} already current, but no key in WEBHOOK_SECRET_KEY opens the secret of ${unreadable.join(', ')} (sealed under a key no longer listed, altered, or moved from another endpoint)`,
+    );
+  }
+  return result;
 }
 
 /** A removed endpoint gets no new events, and its pending deliveries stop. */
 export async function removeEndpoint(db: Database, id: string): Promise<{ id: string; state: 'removed' }> {
-  return db.transaction(async (client) => {
-    const updated = await client.query('UPDATE webhook_endpoints SET removed_at = coalesce(removed_at, now()) WHERE id = $1', [id]);
+  return db.transaction(async (tx) => {
+    const updated = await tx.query('UPDATE webhook_endpoints SET removed_at = coalesce(removed_at, now()) WHERE id = $1', [id]);
     if (updated.rowCount === 0) throw new InputError(`No webhook endpoint with id ${JSON.stringify(id)}`);
-    await client.query(`UPDATE webhook_deliveries SET state = 'cancelled', next_attempt_at = NULL, updated_at = now() WHERE endpoint_id = $1 AND state = 'pending'`, [id]);
+    await tx.query(
+      `UPDATE webhook_deliveries SET state = 'cancelled', next_attempt_at = NULL, finished_at = now(), updated_at = now() WHERE endpoint_id = $1 AND state = 'pending'`,
+      [id],
+    );
     return { id, state: 'removed' as const };
   });
 }
 
 export interface AttemptLogEntry {
+  /** 1, and one more for each `webhook recover` of the delivery. */
+  series: number;
   number: number | null;
   manual: boolean;
   startedAt: string;
@@ -73,7 +252,10 @@ export interface DeliverySummary {
   eventId: string;
   state: 'pending' | 'succeeded' | 'failed' | 'cancelled';
   attempts: number;
+  series: number;
   nextAttemptAt: string | null;
+  /** When the stored body was erased (WEBHOOK_BODY_RETENTION_DAYS after the final state); null while kept. */
+  bodyErasedAt: string | null;
   log: AttemptLogEntry[];
 }
 
@@ -81,8 +263,16 @@ export interface DeliverySummary {
 export async function listDeliveries(db: Database, endpointId: string, eventId?: string): Promise<DeliverySummary[]> {
   const endpoint = await db.query('SELECT 1 FROM webhook_endpoints WHERE id = $1', [endpointId]);
   if (endpoint.rowCount === 0) throw new InputError(`No webhook endpoint with id ${JSON.stringify(endpointId)}`);
-  const deliveries = await db.query<{ id: string; event_id: string; state: DeliverySummary['state']; attempts: number; next_attempt_at: Date | null }>(
-    `SELECT id, event_id, state, attempts, next_attempt_at FROM webhook_deliveries
+  const deliveries = await db.query<{
+    id: string;
+    event_id: string;
+    state: DeliverySummary['state'];
+    attempts: number;
+    series: number;
+    next_attempt_at: Date | null;
+    body_erased_at: Date | null;
+  }>(
+    `SELECT id, event_id, state, attempts, series, next_attempt_at, body_erased_at FROM webhook_deliveries
       WHERE endpoint_id = $1 AND ($2::text IS NULL OR event_id = $2)
       ORDER BY created_at DESC, id DESC LIMIT 100`,
     [endpointId, eventId ?? null],
@@ -90,6 +280,7 @@ export async function listDeliveries(db: Database, endpointId: string, eventId?:
   if (eventId && deliveries.rowCount === 0) throw new InputError(`Event ${eventId} has no delivery to endpoint ${endpointId}`);
   const attempts = await db.query<{
     delivery_id: string;
+    series: number;
     number: number | null;
     manual: boolean;
     started_at: Date;
@@ -98,7 +289,7 @@ export async function listDeliveries(db: Database, endpointId: string, eventId?:
     error: string | null;
     next_attempt_at: Date | null;
   }>(
-    `SELECT delivery_id, number, manual, started_at, duration_ms, http_status, error, next_attempt_at
+    `SELECT delivery_id, series, number, manual, started_at, duration_ms, http_status, error, next_attempt_at
        FROM webhook_attempts WHERE delivery_id = ANY($1) ORDER BY started_at, id`,
     [deliveries.rows.map((row) => row.id)],
   );
@@ -107,10 +298,13 @@ export async function listDeliveries(db: Database, endpointId: string, eventId?:
     eventId: row.event_id,
     state: row.state,
     attempts: row.attempts,
+    series: row.series,
     nextAttemptAt: row.state === 'pending' ? (row.next_attempt_at?.toISOString() ?? null) : null,
+    bodyErasedAt: row.body_erased_at?.toISOString() ?? null,
     log: attempts.rows
       .filter((attempt) => attempt.delivery_id === row.id)
       .map((attempt) => ({
+        series: attempt.series,
         number: attempt.number,
         manual: attempt.manual,
         startedAt: attempt.started_at.toISOString(),
@@ -124,8 +318,8 @@ export async function listDeliveries(db: Database, endpointId: string, eventId?:
 
 /** The delivery of an event to an endpoint, for a manual redelivery. */
 export async function findDelivery(db: Database, eventId: string, endpointId: string): Promise<string> {
-  const found = await db.query<{ id: string; removed: boolean }>(
-    `SELECT d.id, e.removed_at IS NOT NULL AS removed FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+  const found = await db.query<{ id: string; removed: boolean; disabled: boolean }>(
+    `SELECT d.id, e.removed_at IS NOT NULL AS removed, e.disabled_at IS NOT NULL AS disabled FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
       WHERE d.event_id = $1 AND d.endpoint_id = $2`,
     [eventId, endpointId],
   );
@@ -134,5 +328,6 @@ export async function findDelivery(db: Database, eventId: string, endpointId: st
     throw new InputError(`Event ${JSON.stringify(eventId)} has no delivery to endpoint ${JSON.stringify(endpointId)} (events go only to endpoints registered when they were recorded)`);
   }
   if (delivery.removed) throw new InputError(`Webhook endpoint ${endpointId} has been removed`);
+  if (delivery.disabled) throw new InputError(`Webhook endpoint ${endpointId} is disabled; enable it first (webhook enable --endpoint ${endpointId})`);
   return delivery.id;
 }

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
@@ -6,42 +6,98 @@ import { InputError } from '../input-error.ts';
 
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
+/** First byte of a sealed secret that names its key: `[0x02][key id, 8 bytes][nonce][tag][ciphertext]`. */
+const KEYED_FORMAT = 0x02;
+const KEY_ID_BYTES = 8;
+
+/** A key's id: the first 8 bytes of its SHA-256 (it names the key without revealing it). */
+const keyIdOf = (key: Buffer) => createHash('sha256').update(key).digest().subarray(0, KEY_ID_BYTES);
+
+/** A sealed secret that none of the configured keys opens for this endpoint. */
+export class SealedSecretError extends Error {
+  constructor(endpointId: string) {
+    super(`The signing secret of webhook endpoint ${endpointId} cannot be opened: it was sealed under a key not listed in WEBHOOK_SECRET_KEY, altered, or moved from another endpoint`);
+    this.name = 'SealedSecretError';
+  }
+}
 
 /**
  * Endpoint secrets are needed in clear to sign, so they cannot be hashed like keys: they are kept
- * encrypted with AES-256-GCM under a key that never enters the database.
+ * encrypted with AES-256-GCM under a key that never enters the database. Each sealed secret names
+ * its key (so that keys can be rotated: several may be configured, newest first, and
+ * `webhook reseal` moves every secret to the newest) and is bound to its endpoint: the endpoint id
+ * is the cipher's additional data, so a sealed secret copied to another endpoint does not open.
+ * Secrets sealed before key ids existed (`[nonce][tag][ciphertext]`, no additional data) still
+ * open with any configured key until they are resealed.
  */
 export class SecretBox {
-  readonly #key: Buffer;
+  /** Newest first. */
+  readonly #keys: ReadonlyArray<{ id: Buffer; key: Buffer }>;
 
-  constructor(key: Buffer) {
-    if (key.length !== 32) throw new Error('The webhook secret key must be 32 bytes');
-    this.#key = key;
+  constructor(keys: Buffer | readonly Buffer[]) {
+    const list = Buffer.isBuffer(keys) ? [keys] : [...keys];
+    if (list.length === 0 || list.some((key) => key.length !== 32)) throw new Error('Every webhook secret key must be 32 bytes');
+    this.#keys = list.map((key) => ({ id: keyIdOf(key), key }));
   }
 
-  seal(secret: string): Buffer {
+  seal(secret: string, endpointId: string): Buffer {
+    const { id, key } = this.#keys[0]!;
     const nonce = randomBytes(NONCE_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.#key, nonce);
+    const cipher = createCipheriv('aes-256-gcm', key, nonce);
+    cipher.setAAD(Buffer.from(endpointId, 'utf8'));
     const sealed = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-    return Buffer.concat([nonce, cipher.getAuthTag(), sealed]);
+    return Buffer.concat([Buffer.from([KEYED_FORMAT]), id, nonce, cipher.getAuthTag(), sealed]);
   }
 
-  open(box: Buffer): string {
-    const decipher = createDecipheriv('aes-256-gcm', this.#key, box.subarray(0, NONCE_BYTES));
+  open(box: Buffer, endpointId: string): string {
+    const keyed = this.#keyedParts(box);
+    if (keyed) {
+      const entry = this.#keys.find((candidate) => candidate.id.equals(keyed.keyId));
+      const opened = entry && decrypt(entry.key, keyed.rest, Buffer.from(endpointId, 'utf8'));
+      if (opened !== undefined && opened !== null) return opened;
+    }
+    // The format written before key ids: tried with every key (its first byte is random, so a
+    // legacy secret may happen to look keyed).
+    for (const { key } of this.#keys) {
+      const opened = decrypt(key, box, null);
+      if (opened !== null) return opened;
+    }
+    throw new SealedSecretError(endpointId);
+  }
+
+  /** Whether a sealed secret is already in the current format under the newest key. */
+  isCurrent(box: Buffer): boolean {
+    return this.#keyedParts(box)?.keyId.equals(this.#keys[0]!.id) ?? false;
+  }
+
+  #keyedParts(box: Buffer): { keyId: Buffer; rest: Buffer } | null {
+    if (box[0] !== KEYED_FORMAT || box.length <= 1 + KEY_ID_BYTES + NONCE_BYTES + TAG_BYTES) return null;
+    return { keyId: box.subarray(1, 1 + KEY_ID_BYTES), rest: box.subarray(1 + KEY_ID_BYTES) };
+  }
+}
+
+/** `[nonce][tag][ciphertext]` opened with `key`, or null when it does not authenticate. */
+function decrypt(key: Buffer, box: Buffer, additionalData: Buffer | null): string | null {
+  if (box.length <= NONCE_BYTES + TAG_BYTES) return null;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, box.subarray(0, NONCE_BYTES));
+    if (additionalData) decipher.setAAD(additionalData);
     decipher.setAuthTag(box.subarray(NONCE_BYTES, NONCE_BYTES + TAG_BYTES));
     return Buffer.concat([decipher.update(box.subarray(NONCE_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+  } catch {
+    return null;
   }
 }
 
 const KEY_FILE = 'webhook-secret-key';
 
 /**
- * The key that encrypts endpoint secrets: WEBHOOK_SECRET_KEY, or on the embedded database one
+ * The keys that encrypt endpoint secrets: WEBHOOK_SECRET_KEY (newest first), or on the embedded database one
  * generated into its data directory on first use (beside the database files, like the demo keys).
  * Null when neither is available: endpoints can then be neither added nor delivered to.
  */
 export async function resolveSecretBox(config: Config, options: { embeddedDataDir: boolean }): Promise<SecretBox | null> {
-  if (config.WEBHOOK_SECRET_KEY) return new SecretBox(Buffer.from(config.WEBHOOK_SECRET_KEY, 'base64'));
+  if (config.WEBHOOK_SECRET_KEY) return new SecretBox(config.WEBHOOK_SECRET_KEY.map((key) => Buffer.from(key, 'base64')));
   if (!options.embeddedDataDir || config.DATABASE_URL || config.DATA_DIR.startsWith('memory://')) return null;
   const file = join(config.DATA_DIR, KEY_FILE);
   const saved = await readFile(file, 'utf8').catch(() => null);

@@ -1,4 +1,6 @@
 import { Agent, request } from 'node:https';
+import type { Socket } from 'node:net';
+import { HttpsAgent } from 'agentkeepalive';
 import { TargetRefusedError, assertLiteralHostAllowed, guardedLookup } from './target-guard.ts';
 
 /** Why an attempt failed, as the delivery log and the metrics name it. */
@@ -46,24 +48,58 @@ class AttemptTimeout extends Error {
   }
 }
 
+/** A pooled connection failed before any byte of the answer arrived: the receiver had closed it. */
+class StaleConnection extends Error {
+  constructor(cause: unknown) {
+    super('a reused connection failed before the answer began', { cause });
+    this.name = 'StaleConnection';
+  }
+}
+
 /**
- * Sends one signed POST. decisions (webhooks): a failure is a network or TLS error, the timeout,
+ * How long a connection may wait idle in the pool for the next attempt. Many servers close idle
+ * keep-alive connections after 5 s (Node's own among them); a connection reused at that moment
+ * fails on the receiver's close, so the pool lets go of it well before.
+ */
+export const KEEP_ALIVE_IDLE_MS = 4_000;
+/** Taken off a receiver's `Keep-Alive: timeout=N` hint, for the same reason. */
+const KEEP_ALIVE_HINT_MARGIN_MS = 1_000;
+
+/** The idle time allowed after an answer with this `Keep-Alive` header; 0 or less: do not reuse. */
+export function idleLimit(keepAliveHeader: string | undefined): number {
+  const seconds = /(?:^|[\s,;])timeout\s*=\s*(\d+)/i.exec(` ${keepAliveHeader ?? ''}`)?.[1];
+  if (seconds === undefined) return KEEP_ALIVE_IDLE_MS;
+  return Math.min(KEEP_ALIVE_IDLE_MS, Number(seconds) * 1000 - KEEP_ALIVE_HINT_MARGIN_MS);
+}
+
+/**
+ * Sends one signed POST (docs/contract-rules.md, webhooks.failed-attempt): a failure is a network or TLS error, the timeout,
  * or any status outside 200–299; redirects are never followed (Node's https does not follow them,
  * and a 3xx is recorded as `redirect`). The timeout bounds the whole exchange, connection included.
  */
 export class WebhookSender {
+  /** Keep-alive pool: idle connections are closed after KEEP_ALIVE_IDLE_MS, or sooner when the receiver says so. */
   readonly #agent: Agent;
+  /** One connection per request: the single retry after a reused connection turned out closed. */
+  readonly #freshAgent: Agent;
   readonly #options: SenderOptions;
 
   constructor(options: SenderOptions) {
     this.#options = options;
-    this.#agent = new Agent({
-      keepAlive: true,
-      maxSockets: 64,
+    const common = {
       lookup: guardedLookup(options.allowPrivateTargets),
       // Only when given: an explicit `ca` would replace the default store, NODE_EXTRA_CA_CERTS included.
       ...(options.trustedCertificates?.length ? { ca: options.trustedCertificates } : {}),
+    };
+    this.#agent = new HttpsAgent({
+      ...common,
+      keepAlive: true,
+      maxSockets: 64,
+      freeSocketTimeout: KEEP_ALIVE_IDLE_MS,
+      // The attempt's own timer bounds an exchange; the agent's socket timeout must not fire first.
+      timeout: options.timeoutMs + 1_000,
     });
+    this.#freshAgent = new Agent({ ...common, keepAlive: false });
   }
 
   /** `signal` cuts an attempt short when the worker shuts down: it is then not recorded at all. */
@@ -84,39 +120,59 @@ export class WebhookSender {
     if (target.protocol !== 'https:') return done(false, null, 'insecure_url');
     try {
       assertLiteralHostAllowed(target, this.#options.allowPrivateTargets);
-      const status = await this.#post(target, headers, body, signal);
+      const deadline = started + this.#options.timeoutMs;
+      let status: number;
+      try {
+        status = await this.#post(target, headers, body, signal, deadline, this.#agent);
+      } catch (error) {
+        // The receiver closed a pooled connection as it was reused: the request never reached it,
+        // so it goes once more, on a connection of its own, within the same attempt and timeout.
+        if (!(error instanceof StaleConnection) || signal?.aborted) throw error;
+        status = await this.#post(target, headers, body, signal, deadline, this.#freshAgent);
+      }
       if (status >= 200 && status <= 299) return done(true, status, null);
       return done(false, status, status >= 300 && status <= 399 ? 'redirect' : 'http_status');
     } catch (error) {
       if (signal?.aborted) throw error;
-      return done(false, null, classifyError(error));
+      return done(false, null, classifyError(error instanceof StaleConnection ? error.cause : error));
     }
   }
 
-  #post(target: URL, headers: Record<string, string>, body: string, signal: AbortSignal | undefined): Promise<number> {
+  #post(target: URL, headers: Record<string, string>, body: string, signal: AbortSignal | undefined, deadline: number, agent: Agent): Promise<number> {
     return new Promise((resolve, reject) => {
       const payload = Buffer.from(body, 'utf8');
       const req = request(target, {
         method: 'POST',
-        agent: this.#agent,
+        agent,
         headers: { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length), 'user-agent': 'course-booking-webhooks/1' },
         ...(signal ? { signal } : {}),
       });
       let timedOut = false;
+      let answerBegan = false;
       const timer = setTimeout(() => {
         timedOut = true;
         req.destroy(new AttemptTimeout(this.#options.timeoutMs));
-      }, this.#options.timeoutMs);
+      }, Math.max(0, deadline - performance.now()));
       const fail = (error: Error) => {
         clearTimeout(timer);
-        reject(timedOut ? new AttemptTimeout(this.#options.timeoutMs) : error);
+        if (timedOut) return reject(new AttemptTimeout(this.#options.timeoutMs));
+        reject(req.reusedSocket && !answerBegan && agent === this.#agent ? new StaleConnection(error) : error);
       };
+      req.on('socket', (socket: Socket) => socket.once('data', () => (answerBegan = true)));
       req.on('error', fail);
       req.on('response', (res) => {
+        answerBegan = true;
+        // docs/webhooks.md: a receiver's `Keep-Alive: timeout=N` shortens how long the connection
+        // waits for reuse; one that allows a second or less is not reused at all.
+        const socket = res.socket as (Socket & { freeSocketTimeout?: number }) | null;
+        const hint = res.headers['keep-alive'];
+        const limit = idleLimit(Array.isArray(hint) ? hint.join(',') : hint);
+        if (socket && limit > 0) socket.freeSocketTimeout = limit;
         // The answer's body is read and dropped, so that the connection can be reused.
         res.resume();
         res.on('end', () => {
           clearTimeout(timer);
+          if (socket && limit <= 0) socket.destroy();
           resolve(res.statusCode ?? 0);
         });
         res.on('error', fail);
@@ -128,5 +184,6 @@ export class WebhookSender {
 
   close(): void {
     this.#agent.destroy();
+    this.#freshAgent.destroy();
   }
 }

@@ -1,17 +1,36 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { isIP, type LookupFunction } from 'node:net';
+import { isIP, isIPv6, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { InputError } from '../input-error.ts';
 
 /**
- * decisions (webhooks, targets): only addresses in the public unicast range may be reached.
+ * Only addresses in the public unicast range may be reached (docs/contract-rules.md, webhooks.targets).
  * ipaddr.js names every special-purpose range (private, loopback, link-local, unique-local,
  * carrier-grade NAT, multicast, reserved, 6to4, Teredo, …); `unicast` is what remains. IPv4-mapped
  * IPv6 addresses are judged as the IPv4 address they carry.
  */
 export function isPublicAddress(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === 'unicast';
+  const canonical = isIPv6(address) ? canonicalIPv6(address) : address;
+  if (canonical === null || !ipaddr.isValid(canonical)) return false;
+  const parsed = ipaddr.process(canonical);
+  if (parsed.range() !== 'unicast') return false;
+  // An IPv6 address must also be global unicast (2000::/3): `::7f00:1` (IPv4-compatible,
+  // `[::127.0.0.1]`) and every other unassigned range count as "unicast" for ipaddr.js.
+  return parsed.kind() === 'ipv4' || parsed.match(GLOBAL_UNICAST);
+}
+
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
+
+/**
+ * The address as the URL standard writes it: ipaddr.js reads `::8.8.8.8` (IPv4-compatible) as
+ * `::ffff:8.8.8.8` (IPv4-mapped), where the URL parser, like the network, reads `::808:808`.
+ */
+function canonicalIPv6(address: string): string | null {
+  try {
+    return new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return null;
+  }
 }
 
 /** The connection was about to reach a non-public address. */

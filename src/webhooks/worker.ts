@@ -1,55 +1,14 @@
-import { Logger as WorkerLogger, run, type Runner } from 'graphile-worker';
+import { EventEmitter } from 'node:events';
+import { Logger as WorkerLogger, run, type Runner, type WorkerEvents, type WorkerPool } from 'graphile-worker';
 import pg from 'pg';
-import type { Config } from '../config.ts';
-import type { Database } from '../db/database.ts';
-import { createRegistry } from '../db/registry.ts';
-import type { ResourceRegistry } from '../db/resource.ts';
-import { compileOperations, type CompiledOperation } from '../graphql/operations.ts';
-import { createSchema } from '../graphql/schema.ts';
-import type { Logger } from '../logger.ts';
-import { Deliverer } from './deliverer.ts';
-import { DELIVER_TASK } from './delivery-store.ts';
-import type { SecretBox } from './secret-box.ts';
-import { WebhookSender, type AttemptOutcome } from './send-attempt.ts';
+import { DAY_MS, createDeliverer, type DeliveryOptions } from './deliverer.ts';
+import { DELIVER_TASK, eraseExpiredBodies, nextDueJobInMs, releaseStaleJobLocks } from './delivery-store.ts';
+import { DueTimer } from './due-timer.ts';
 
-export interface WebhookWorkerOptions {
-  db: Database;
-  config: Config;
-  logger: Logger;
-  box: SecretBox;
-  registry?: ResourceRegistry;
-  /** The server's compiled `webhookBooking` operation; compiled here when absent (CLI). */
-  bookingOperation?: CompiledOperation;
-  trustedCertificates?: string[] | undefined;
-  onAttempt?: (outcome: AttemptOutcome) => void;
-}
+export type WebhookWorkerOptions = DeliveryOptions;
 
 export interface WebhookWorker {
   stop(): Promise<void>;
-}
-
-/** The delivery machinery shared by the worker and the CLI's manual redelivery. */
-export function createDeliverer(options: WebhookWorkerOptions): { deliverer: Deliverer; sender: WebhookSender } {
-  const { config } = options;
-  const registry = options.registry ?? createRegistry();
-  const bookingOperation = options.bookingOperation ?? compileOperations(createSchema({ registry })).webhookBooking;
-  const sender = new WebhookSender({
-    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-    allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
-    trustedCertificates: options.trustedCertificates,
-  });
-  const deliverer = new Deliverer({
-    db: options.db,
-    registry,
-    bookingOperation,
-    sender,
-    box: options.box,
-    logger: options.logger,
-    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-    retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
-    ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
-  });
-  return { deliverer, sender };
 }
 
 /**
@@ -59,7 +18,21 @@ export function createDeliverer(options: WebhookWorkerOptions): { deliverer: Del
  */
 export async function startWebhookWorker(options: WebhookWorkerOptions): Promise<WebhookWorker> {
   const { db, config, logger } = options;
-  const { deliverer, sender } = createDeliverer(options);
+  const pollInterval = config.WEBHOOK_POLL_INTERVAL_MS ?? (db.kind === 'embedded' ? 500 : 2000);
+  // docs/webhooks.md, "Attempts, failures and the schedule": a retry starts when it is due, not at
+  // the queue's next poll. This worker wakes its queue at the due times it knows: those it scheduled
+  // itself, and those of jobs any worker scheduled that fall due before its next look.
+  let workerPool: WorkerPool | null = null;
+  const dueTimer = new DueTimer(() => workerPool?.nudge(1));
+  const events: WorkerEvents = new EventEmitter();
+  events.on('pool:create', ({ workerPool: created }) => (workerPool = created));
+  const { deliverer, sender } = createDeliverer({
+    ...options,
+    onScheduled: (inMs) => {
+      dueTimer.in(inMs);
+      options.onScheduled?.(inMs);
+    },
+  });
   const embedded = db.kind === 'embedded';
   const pool = new pg.Pool({ connectionString: db.connectionString, max: Math.min(config.WEBHOOK_CONCURRENCY, 4) + 1, application_name: 'course-booking-webhooks' });
   pool.on('error', () => {});
@@ -71,7 +44,8 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
       concurrency: config.WEBHOOK_CONCURRENCY,
       // PostgreSQL announces new jobs at once (LISTEN/NOTIFY); through pglite-socket notifications
       // do not reach other connections, so on the embedded database workers poll more often.
-      pollInterval: config.WEBHOOK_POLL_INTERVAL_MS ?? (embedded ? 500 : 2000),
+      pollInterval,
+      events,
       noHandleSignals: true,
       // Statements of every connection to the embedded database share one session: named prepared
       // statements of two connections would collide there.
@@ -97,20 +71,41 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
       },
     });
   } catch (error) {
+    dueTimer.stop();
     sender.close();
     await pool.end();
     throw error;
   }
-  const sweep = () => releaseStaleLocks(pool, config.WEBHOOK_STALE_LOCK_MS).catch((error: unknown) => logger.warn({ err: error }, 'webhook lock sweep failed'));
+  const sweep = () => releaseStaleJobLocks(pool, config.WEBHOOK_STALE_LOCK_MS).catch((error: unknown) => logger.warn({ err: error }, 'webhook lock sweep failed'));
   await sweep();
   const sweeper = setInterval(() => void sweep(), Math.max(250, Math.floor(config.WEBHOOK_STALE_LOCK_MS / 2)));
   sweeper.unref();
+  // Jobs that fall due before the next look, whoever scheduled them (another worker, one that died).
+  const lookAhead = () =>
+    nextDueJobInMs(pool, 2 * pollInterval)
+      .then((inMs) => inMs !== null && dueTimer.in(inMs))
+      .catch((error: unknown) => logger.warn({ err: error }, 'webhook due-time look-ahead failed'));
+  await lookAhead();
+  const lookAheadTimer = setInterval(() => void lookAhead(), pollInterval);
+  lookAheadTimer.unref();
+  // Stored bodies are erased WEBHOOK_BODY_RETENTION_DAYS after their delivery's final state.
+  const retentionMs = config.WEBHOOK_BODY_RETENTION_DAYS * DAY_MS;
+  const erase = () =>
+    eraseExpiredBodies(pool, retentionMs)
+      .then((erased) => erased > 0 && logger.info({ erased }, 'webhook bodies erased after their retention time'))
+      .catch((error: unknown) => logger.warn({ err: error }, 'webhook body erasure failed'));
+  await erase();
+  const eraser = setInterval(() => void erase(), Math.min(3_600_000, Math.max(250, Math.floor(retentionMs / 4))));
+  eraser.unref();
   logger.info({ concurrency: config.WEBHOOK_CONCURRENCY }, 'webhook worker started');
   let stopped: Promise<void> | null = null;
   return {
     stop() {
       stopped ??= (async () => {
         clearInterval(sweeper);
+        clearInterval(lookAheadTimer);
+        clearInterval(eraser);
+        dueTimer.stop();
         await runner.stop().catch((error: unknown) => logger.warn({ err: error }, 'webhook worker stop failed'));
         sender.close();
         await pool.end().catch(() => {});
@@ -119,18 +114,4 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
       return stopped;
     },
   };
-}
-
-/**
- * graphile-worker keeps the jobs of a worker that died locked for four hours. No attempt of ours
- * holds a job longer than the delivery timeout plus database work, so a job locked longer than
- * WEBHOOK_STALE_LOCK_MS belongs to a dead worker: its jobs are released for the living.
- */
-async function releaseStaleLocks(pool: pg.Pool, staleMs: number): Promise<void> {
-  await pool.query(
-    `SELECT graphile_worker.force_unlock_workers(ARRAY(
-       SELECT DISTINCT locked_by FROM graphile_worker.jobs
-        WHERE locked_by IS NOT NULL AND locked_at < now() - $1 * interval '1 millisecond'))`,
-    [staleMs],
-  );
 }

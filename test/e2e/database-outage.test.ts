@@ -86,7 +86,7 @@ describe.runIf(BIN)('PostgreSQL stopped and started under load', () => {
     await cluster?.destroy();
   });
 
-  it('answers 503 service_unavailable while it is down (never hangs, never crashes) and 200 again within 5 s after it returns', async () => {
+  it('http.unavailable: answers 503 service_unavailable while it is down (never hangs, never crashes) and 200 again within 5 s after it returns', async () => {
     const outcomes: Array<{ at: number; status: number; ms: number; body: string }> = [];
     let running = true;
     const loop = async () => {

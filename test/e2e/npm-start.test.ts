@@ -1,14 +1,17 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import ICAL from 'ical.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { components } from '../../src/contract/public-v1-types.ts';
 import { expectMatchesSpec } from '../support/openapi.ts';
 import { contractFixture } from '../support/seed.ts';
+import { ADMIN_ARGUMENTS, ROOT, START_ARGUMENTS } from '../support/service-commands.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
+type CourseList = components['schemas']['CourseList'];
+type BookingList = components['schemas']['BookingList'];
 
 interface Started {
   child: ChildProcess;
@@ -16,7 +19,7 @@ interface Started {
 }
 
 function start(env: NodeJS.ProcessEnv): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, START_ARGUMENTS, {
     cwd: ROOT,
     env: { ...env, PATH: process.env.PATH },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -47,6 +50,29 @@ function stop(child: ChildProcess): Promise<number | null> {
   });
 }
 
+/** Every process below `pid`, from /proc (Linux): npm starts a shell that starts node. */
+async function descendants(pid: number): Promise<number[]> {
+  const parents = new Map<number, number>();
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => null);
+    // The parent pid is the second field after the command name, which is in parentheses.
+    const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields) parents.set(Number(entry), Number(fields[1]));
+  }
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const parent = queue.shift()!;
+    for (const [child, of] of parents) {
+      if (of !== parent) continue;
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
+}
+
 /** Runs a printed curl line's request with fetch: same URL, same header. */
 async function runCurlLine(line: string): Promise<{ status: number; body: unknown }> {
   const match = /curl -s -H "Authorization: Bearer (\S+)" (\S+)/.exec(line);
@@ -73,7 +99,7 @@ describe('npm start on a fresh data directory', () => {
     expect(curlLines).toHaveLength(3);
     const courses = await runCurlLine(curlLines[0]!);
     expect(courses.status).toBe(200);
-    expect((courses.body as { data: unknown[] }).data.length).toBeGreaterThan(3);
+    expect((courses.body as CourseList).data.length).toBeGreaterThan(3);
     const withParticipants = await runCurlLine(curlLines[1]!);
     expect(JSON.stringify(withParticipants.body)).toContain('"participant"');
     const withoutParticipants = await runCurlLine(curlLines[2]!);
@@ -92,6 +118,50 @@ describe('npm start on a fresh data directory', () => {
     expect(await stop(second.child)).toBe(0);
   });
 
+  it('npm start runs the built JavaScript with plain node: no TypeScript loader is in the running process', async () => {
+    const child = spawn('npm', ['start'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: '0', INTERNAL_PORT: '0', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let text = '';
+    child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    let started: number[] = [];
+    try {
+      await expect.poll(() => text, { timeout: 60_000, interval: 100 }).toContain('curl -s -H');
+      started = await descendants(child.pid!);
+      const processes = await Promise.all(
+        started.map(async (pid) => ({
+          command: (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0').join(' '),
+          maps: await readFile(`/proc/${pid}/maps`, 'utf8').catch(() => ''),
+        })),
+      );
+      const service = processes.filter((entry) => /^\S*node\s/.test(entry.command) && entry.command.includes('dist/src/main.js'));
+      expect(service, text).toHaveLength(1);
+      expect(service[0]!.command).toMatch(/^\S*node --heap-growing-percent=50 --no-allocation-site-pretenuring dist\/src\/main\.js/);
+      for (const entry of processes) {
+        expect(entry.command).not.toMatch(/tsx|esbuild/);
+        expect(entry.maps).not.toMatch(/esbuild|node_modules\/tsx/);
+      }
+    } finally {
+      process.kill(-child.pid!, 'SIGTERM');
+      await exited;
+      // The data directory is the next test's: wait until the server has let go of it.
+      const alive = (pid: number) => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      await expect.poll(() => started.filter(alive), { timeout: 20_000, interval: 50 }).toEqual([]);
+    }
+  });
+
   it('conformance from outside: CLI-made keys, an imported fixture and a demo calendar feed, all through the running server', async () => {
     const started = await start({ DATA_DIR: dataDir, PORT: '0', INTERNAL_PORT: '0', LOG_LEVEL: 'warn' });
     try {
@@ -99,7 +169,7 @@ describe('npm start on a fresh data directory', () => {
       const demoWorkspace = /Demo workspace (ws_\w+)/.exec(started.output())![1]!;
       // The CLI reaches the server's embedded database through its socket while it runs.
       const cli = async (...argv: string[]) => {
-        const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...argv, '--json'], {
+        const { stdout } = await promisify(execFile)(process.execPath, [...ADMIN_ARGUMENTS, ...argv, '--json'], {
           cwd: ROOT,
           env: { PATH: process.env.PATH, DATA_DIR: dataDir },
         });
@@ -118,16 +188,16 @@ describe('npm start on a fresh data directory', () => {
       };
       const courses = await get('/api/public/v1/courses', issued.key);
       expect(courses.status).toBe(200);
-      expect((courses.body as { data: Array<{ id: string }> }).data.map((course) => course.id)).toEqual([imported.ids.r2, ...[imported.ids.r1!, imported.ids.r5!].sort()]);
+      expect((courses.body as CourseList).data.map((course) => course.id)).toEqual([imported.ids.r2, ...[imported.ids.r1!, imported.ids.r5!].sort()]);
       const bookings = await get('/api/public/v1/bookings', issued.key);
-      expect((bookings.body as { data: unknown[] }).data).toHaveLength(3);
+      expect((bookings.body as BookingList).data).toHaveLength(3);
       expect(JSON.stringify(bookings.body)).not.toContain('participant');
       expect((await get('/api/public/v1/bookings?x=1', issued.key)).status).toBe(400);
       expect((await get('/api/public/v1/courses')).status).toBe(401);
 
       const feed = (await cli('feed', 'create', '--workspace', demoWorkspace, '--member', 'owner@northwind.example')) as { path: string };
       const demoKey = /Key with every scope:\s+(svc_api_\w+)/.exec(started.output())![1]!;
-      const listed = (await get('/api/public/v1/courses', demoKey)).body as { data: Array<{ sessions: Array<{ id: string }> }> };
+      const listed = (await get('/api/public/v1/courses', demoKey)).body as CourseList;
       const calendar = await get(feed.path);
       expect(calendar.status).toBe(200);
       const events = new ICAL.Component(ICAL.parse(calendar.body as string)).getAllSubcomponents('vevent');
@@ -138,7 +208,7 @@ describe('npm start on a fresh data directory', () => {
   });
 
   it('refuses to start with an invalid configuration, listing every problem', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, START_ARGUMENTS, {
       cwd: ROOT,
       env: { PATH: process.env.PATH, PORT: 'x', RATE_LIMIT_STORE: 'carrier-pigeon', DATA_DIR: dataDir },
       stdio: ['ignore', 'pipe', 'pipe'],

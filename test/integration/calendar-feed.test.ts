@@ -4,22 +4,12 @@ import ical from 'node-ical';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateFeedToken } from '../../src/auth/secret-format.ts';
 import { createFeedToken, revokeFeedToken } from '../../src/calendar/feed-token-store.ts';
+import type { components } from '../../src/contract/public-v1-types.ts';
 import type { Database } from '../../src/db/database.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { captureStatements } from '../support/statements.ts';
-
-interface ListedSession {
-  id: string;
-  startsAt: string;
-  durationMinutes: number;
-  location: string;
-}
-interface ListedCourse {
-  title: string;
-  sessions: ListedSession[];
-}
 
 interface ParsedEvent {
   uid: string;
@@ -85,7 +75,7 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
   });
 
   const listedSessions = async () => {
-    const courses = (await api.call('/api/public/v1/courses', { key: ws.fullKey })).body as { data: ListedCourse[] };
+    const courses = (await api.call('/api/public/v1/courses', { key: ws.fullKey })).body as components['schemas']['CourseList'];
     return courses.data.flatMap((course) =>
       course.sessions.map((session) => ({
         uid: session.id,
@@ -97,7 +87,7 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
     );
   };
 
-  it('decisions calendar content: parses with ical.js and node-ical and yields exactly the sessions of /courses', async () => {
+  it('calendar.content: parses with ical.js and node-ical and yields exactly the sessions of /courses', async () => {
     const response = await api.call(path);
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe('text/calendar; charset=utf-8');
@@ -111,6 +101,8 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
 
   it('the feed runs the /courses operation itself: only the feed reads the session revisions and change times it needs', async () => {
     const sessionColumns = (statements: string[]) => statements.find((text) => /\bFROM sessions t\b/.test(text)) ?? '';
+    // A change first, so that both answers are built, not served from the response cache.
+    await db.query('UPDATE workspaces SET name = name WHERE id = $1', [ws.workspaceId]);
     const feed = sessionColumns(await captureStatements(db, () => api.call(path)));
     const courses = sessionColumns(await captureStatements(db, () => api.call('/api/public/v1/courses', { key: ws.fullKey })));
     expect(feed).toMatch(/\bt\.revision\b/);
@@ -119,7 +111,7 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
     expect(courses).not.toMatch(/\bt\.revision\b|\bt\.updated_at\b/);
   });
 
-  it('decisions calendar content: keeps titles and locations with emoji, accents, commas, semicolons, backslashes and newlines intact, folded at 75 octets', async () => {
+  it('calendar.content: keeps titles and locations with emoji, accents, commas, semicolons, backslashes and newlines intact, folded at 75 octets', async () => {
     const response = await api.call(path);
     for (const parse of [parseWithIcalJs, parseWithNodeIcal]) {
       const events = parse(response.text);
@@ -138,7 +130,7 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
     expect(raw.includes(Buffer.from('\r\n '))).toBe(true);
   });
 
-  it('decisions calendar content: carries UID, DTSTAMP, DTSTART in UTC, DURATION, SUMMARY, LOCATION, DESCRIPTION, X-WR-CALNAME and REFRESH-INTERVAL', async () => {
+  it('calendar.content: carries UID, DTSTAMP, DTSTART in UTC, DURATION, SUMMARY, LOCATION, DESCRIPTION, X-WR-CALNAME and REFRESH-INTERVAL', async () => {
     const { text } = await api.call(path);
     expect(text).toMatch(/^BEGIN:VCALENDAR\r\nVERSION:2\.0\r\n/);
     expect(text).toContain('REFRESH-INTERVAL;VALUE=DURATION:PT1H\r\n');
@@ -150,12 +142,12 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
     expect(event).toMatch(/\r\nDTSTART:\d{8}T\d{6}Z\r\n/);
   });
 
-  it('decisions calendar personal data: contains none', async () => {
+  it('calendar.personal-data: the feed contains no personal data', async () => {
     const { text } = await api.call(path);
     expect(text).not.toMatch(/@calendar\.example|Person \d|seed\.example|Olivia/);
   });
 
-  it('decisions calendar headers: answers If-None-Match with the current ETag by 304, and changes ETag, SEQUENCE and LAST-MODIFIED when a session changes', async () => {
+  it('calendar.headers: answers If-None-Match with the current ETag by 304, and changes ETag, SEQUENCE and LAST-MODIFIED when a session changes', async () => {
     const first = await api.call(path);
     const etag = first.headers.etag!;
     expect(etag).toMatch(/^"[\w-]+"$/);
@@ -179,7 +171,7 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
     expect(parseWithIcalJs(changed.text).map((event) => event.uid).sort()).toEqual(parseWithIcalJs(first.text).map((event) => event.uid).sort());
   });
 
-  it('decisions calendar token: answers unknown, malformed and revoked tokens with the same 404, saying nothing about why', async () => {
+  it('calendar.not-found: answers unknown, malformed and revoked tokens with the same 404, saying nothing about why', async () => {
     const issued = await createFeedToken(db, { workspaceId: ws.workspaceId, memberEmail: OWNER_EMAIL });
     expect((await api.call(issued.path)).status).toBe(200);
     await revokeFeedToken(db, issued.id);
@@ -193,7 +185,7 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
     expect([...bodies][0]).toBe(JSON.stringify({ error: { code: 'not_found', message: 'No resource exists at this path.' } }));
   });
 
-  it('decisions calendar token: several tokens per workspace, each stored only as a SHA-256 hash', async () => {
+  it('calendar.token: several tokens per workspace, each stored only as a SHA-256 hash', async () => {
     const a = await createFeedToken(db, { workspaceId: ws.workspaceId, memberEmail: OWNER_EMAIL, name: 'A' });
     const b = await createFeedToken(db, { workspaceId: ws.workspaceId, memberEmail: OWNER_EMAIL, name: 'B' });
     expect((await api.call(a.path)).status).toBe(200);

@@ -8,7 +8,7 @@ import type { Database } from '../../src/db/database.ts';
 import { cliOn } from '../support/cli.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
+import { ADMIN_ARGUMENTS, ROOT } from '../support/service-commands.ts';
 
 describe.each(databaseTargets())('operator CLI on %s', (target) => {
   let db: Database;
@@ -57,14 +57,14 @@ describe.each(databaseTargets())('operator CLI on %s', (target) => {
     expect(await count('members')).toBe(before);
   });
 
-  it('key create works for owners and admins and prints the key once with its scopes', async () => {
+  it('auth.who-creates-keys: key create works for owners and admins and prints the key once with its scopes', async () => {
     for (const email of ['owner@cli.example', 'admin@cli.example']) {
       const issued = await json('key', 'create', '--workspace', workspaceId, '--member', email, '--scopes', 'courses:read,bookings:read', '--name', `by ${email}`);
       expect(issued).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^svc_api_[0-9A-Za-z]{38}$/), scopes: ['courses:read', 'bookings:read'] });
     }
   });
 
-  it('key create refuses a plain member, an unknown e-mail, unknown scopes and participants:read without bookings:read, writing nothing', async () => {
+  it('auth.who-creates-keys: key create refuses a plain member, an unknown e-mail, unknown scopes and participants:read without bookings:read, writing nothing', async () => {
     const before = await count('api_keys');
     for (const [member, scopes, message] of [
       ['member@cli.example', 'courses:read', /only an owner or admin/],
@@ -80,7 +80,7 @@ describe.each(databaseTargets())('operator CLI on %s', (target) => {
     expect(await count('api_keys')).toBe(before);
   });
 
-  it('key list shows id, name, scopes, last 4, created, last used and state, never the key or its hash', async () => {
+  it('auth.storage: key list shows id, name, scopes, last 4, created, last used and state, never the key or its hash', async () => {
     const issued = await json('key', 'create', '--workspace', workspaceId, '--member', 'owner@cli.example', '--scopes', 'bookings:read,participants:read', '--name', 'Listed');
     const listed = (await cli('key', 'list', '--workspace', workspaceId, '--json')).stdout;
     const keys = JSON.parse(listed) as Array<Record<string, unknown>>;
@@ -103,7 +103,7 @@ describe.each(databaseTargets())('operator CLI on %s', (target) => {
     expect(text.stdout).not.toContain(String(issued.key));
   });
 
-  it('key rotate gives a new key with the same name and scopes and marks the old one rotated; revoke marks revoked', async () => {
+  it('auth.revocation: key rotate gives a new key with the same name and scopes and marks the old one rotated; revoke marks revoked', async () => {
     const issued = await json('key', 'create', '--workspace', workspaceId, '--member', 'admin@cli.example', '--scopes', 'courses:read', '--name', 'Rotating');
     const rotated = await json('key', 'rotate', '--id', String(issued.id));
     expect(rotated).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^svc_api_/) });
@@ -174,7 +174,7 @@ describe('the CLI as a process', () => {
     const dir = await mkdtemp(join(tmpdir(), 'cli-process-'));
     try {
       const env = { PATH: process.env.PATH, DATA_DIR: dir };
-      const run = (...argv: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...argv], { cwd: ROOT, env });
+      const run = (...argv: string[]) => promisify(execFile)(process.execPath, [...ADMIN_ARGUMENTS, ...argv], { cwd: ROOT, env });
       const created = JSON.parse((await run('workspace', 'create', '--name', 'Process', '--json')).stdout) as { id: string };
       expect(created.id).toMatch(/^ws_/);
       const failure = await run('member', 'add', '--workspace', created.id, '--email', 'x', '--name', 'X', '--role', 'owner').catch((error: { code: number; stderr: string }) => error);

@@ -84,7 +84,8 @@ describe.runIf(curlAvailable)('the curl examples against a running server', () =
   beforeAll(async () => {
     db = await openTestDatabase('embedded');
     ws = await seedWorkspace(db, contractFixture('Curl', 3));
-    api = await startTestApi(db);
+    // A short header timeout, so that the 408 example is answered in a second.
+    api = await startTestApi(db, { HEADERS_TIMEOUT_MS: '1000' });
     unreachableDb = await openDatabase({ url: 'postgresql://postgres@127.0.0.1:9/none', connectionTimeoutMs: 500 });
     unreachableApi = await startTestApi(unreachableDb);
   });

@@ -51,7 +51,7 @@ describe.each(databaseTargets())('data model rules enforced by the database on %
     await refusedWith("UPDATE members SET role = 'boss' WHERE workspace_id = $1", [one.workspaceId], '22P02');
   });
 
-  it('an API key with participants:read but not bookings:read cannot be stored, whoever writes it', async () => {
+  it('auth.scope-dependency: an API key with participants:read but not bookings:read cannot be stored, whoever writes it', async () => {
     await refusedWith(
       "UPDATE api_keys SET scopes = ARRAY['participants:read'] WHERE workspace_id = $1",
       [one.workspaceId],
@@ -59,7 +59,7 @@ describe.each(databaseTargets())('data model rules enforced by the database on %
     );
   });
 
-  it('ids are opaque strings, not sequence numbers', async () => {
+  it('resources.ids: ids are opaque strings, not sequence numbers', async () => {
     const ids = await db.query<{ id: string }>('SELECT id FROM workspaces UNION ALL SELECT id FROM bookings UNION ALL SELECT id FROM sessions');
     for (const { id } of ids.rows) expect(id).toMatch(/^[a-z]+_[0-9a-f]{32}$/);
   });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrate, pendingMigrations } from '../../src/db/migrate.ts';
+import { builtModule } from '../support/service-commands.ts';
 
 describe('embedded database (PGlite through the pg driver)', () => {
   it('answers 1,000 concurrent parameterized queries, each with its own correct result', async () => {
@@ -76,11 +77,11 @@ describe('embedded database (PGlite through the pg driver)', () => {
       // Another process: it must not open the files itself, and this process must keep serving it.
       const { execFile } = await import('node:child_process');
       const { promisify } = await import('node:util');
-      const script = `import { openDatabase } from ${JSON.stringify(new URL('../../src/db/database.ts', import.meta.url).pathname)};
+      const script = `import { openDatabase } from ${JSON.stringify(builtModule('src/db/database.ts'))};
         const db = await openDatabase({ dataDir: ${JSON.stringify(dir)} });
         const r = await db.query("SELECT count(*)::int AS n FROM workspaces WHERE name = 'shared'");
         process.stdout.write(String(r.rows[0].n)); await db.close();`;
-      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
       expect(stdout).toBe('1');
       await owner.close();
     } finally {

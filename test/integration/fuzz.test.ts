@@ -78,7 +78,7 @@ describe('fuzzing the public listener', () => {
     await db?.close();
   });
 
-  it(`${REQUESTS} malformed requests: no 5xx, every error in the contract shape and the OpenAPI document, no key material or internal id in any error`, async () => {
+  it(`errors.shape: ${REQUESTS} malformed requests get no 5xx, every error in the contract shape and the OpenAPI document, no key material or internal id in any error`, async () => {
     const random = generator(7);
     const validKey = ws.fullKey;
     const keys = [validKey, ws.coursesOnlyKey, generateApiKey(), `${validKey}${'x'.repeat(200)}`, validKey.slice(0, -1), 'svc_api_', 'svc_cal_abc', `svc_api_${'é'.repeat(38)}`, '', ' ', 'null', '%00'];

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { createRegistry } from '../../src/db/registry.ts';
+import { createRegistry } from '../../src/db/resources.ts';
 import { loadTypeDefs } from '../../src/graphql/schema.ts';
 import { importFixture } from '../../src/fixtures/import-fixture.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
@@ -45,7 +45,9 @@ const NESTED_QUERY = /* GraphQL */ `
   query Everything($id: ID!) {
     workspace(id: $id) {
       name
-      courses { id template { title } sessions { id startsAt courseRun { id } } bookings(first: 5) { id participant { email } } }
+      coursesConnection(first: 100) {
+        nodes { id template { title } sessionsConnection(first: 10) { nodes { id startsAt courseRun { id } } } bookings(first: 5) { id participant { email } } }
+      }
       bookings(first: 100) { id source courseRun { id status } }
     }
   }
@@ -66,7 +68,7 @@ describe.each(databaseTargets())('internal GraphQL on %s', (target) => {
 
   const countStatements = async (work: () => Promise<unknown>) => (await captureStatements(db, work)).length;
 
-  it('batches every relation: the same query over 3 course runs and over 300 sends the same number of statements', async () => {
+  it('batches every relation: the same query over 3 course runs and over 300 (a page of 100) sends the same number of statements', async () => {
     const small = await importFixture(db, sizedFixture(3), {});
     const large = await importFixture(db, sizedFixture(300), {});
     let smallResult: unknown;
@@ -77,10 +79,11 @@ describe.each(databaseTargets())('internal GraphQL on %s', (target) => {
     const largeCount = await countStatements(async () => {
       largeResult = await api.graphql(NESTED_QUERY, { id: large.workspaceId });
     });
-    const smallBody = (smallResult as { body: { data: { workspace: { courses: unknown[]; bookings: unknown[] } } } }).body;
-    const largeBody = (largeResult as { body: { data: { workspace: { courses: unknown[]; bookings: unknown[] } } } }).body;
-    expect(smallBody.data.workspace.courses).toHaveLength(3);
-    expect(largeBody.data.workspace.courses).toHaveLength(300);
+    type Body = { body: { data: { workspace: { coursesConnection: { nodes: unknown[] }; bookings: unknown[] } } } };
+    const smallBody = (smallResult as Body).body;
+    const largeBody = (largeResult as Body).body;
+    expect(smallBody.data.workspace.coursesConnection.nodes).toHaveLength(3);
+    expect(largeBody.data.workspace.coursesConnection.nodes).toHaveLength(100);
     expect(largeBody.data.workspace.bookings).toHaveLength(100);
     expect(smallCount).toBeGreaterThan(0);
     expect(largeCount).toBe(smallCount);
@@ -123,6 +126,7 @@ describe.each(databaseTargets())('internal GraphQL on %s', (target) => {
         table: 'gadgets',
         key: 'id',
         fields: { id: 'id', workspaceId: 'workspace_id', label: 'label', weightGrams: 'weight_grams' },
+        workspaceField: 'workspaceId',
         roots: { gadget: { argument: 'id' } },
         relations: {
           workspace: { resource: 'Workspace', kind: 'one', localField: 'workspaceId', foreignField: 'id' },
@@ -148,8 +152,8 @@ describe.each(databaseTargets())('internal GraphQL on %s', (target) => {
     const extended = await startTestApi(db, {}, { registry, typeDefs });
     try {
       const result = await extended.graphql(
-        `{ lamp: gadget(id: "g1") { label weightGrams workspace { name } parts { name position gadget { label } } }
-           fan: gadget(id: "g2") { label parts { name } }
+        `{ lamp: gadget(id: "g1") { label weightGrams workspace { name } partsConnection(first: 10) { totalCount nodes { name position gadget { label } } } }
+           fan: gadget(id: "g2") { label partsConnection { nodes { name } } }
            none: gadget(id: "nope") { label } }`,
       );
       expect(result.body.errors).toBeUndefined();
@@ -158,12 +162,15 @@ describe.each(databaseTargets())('internal GraphQL on %s', (target) => {
           label: 'Lamp',
           weightGrams: 900,
           workspace: { name: 'Sized 1' },
-          parts: [
-            { name: 'switch', position: 1, gadget: { label: 'Lamp' } },
-            { name: 'bulb', position: 2, gadget: { label: 'Lamp' } },
-          ],
+          partsConnection: {
+            totalCount: 2,
+            nodes: [
+              { name: 'switch', position: 1, gadget: { label: 'Lamp' } },
+              { name: 'bulb', position: 2, gadget: { label: 'Lamp' } },
+            ],
+          },
         },
-        fan: { label: 'Fan', parts: [{ name: 'blade' }] },
+        fan: { label: 'Fan', partsConnection: { nodes: [{ name: 'blade' }] } },
         none: null,
       });
     } finally {
@@ -173,10 +180,13 @@ describe.each(databaseTargets())('internal GraphQL on %s', (target) => {
 
   it('the public fixed operations and internal queries share the schema: enums read in GraphQL style', async () => {
     const ws = await importFixture(db, sizedFixture(2), {});
-    const result = await api.graphql(`query($id: ID!) { workspace(id: $id) { courseRuns(status: [PUBLISHED]) { status } bookings(first: 1, source: [WIDGET]) { source status createdAt } } }`, { id: ws.workspaceId });
+    const result = await api.graphql(
+      `query($id: ID!) { workspace(id: $id) { courseRunsConnection(filter: { status: { in: [PUBLISHED] } }) { nodes { status } } bookings(first: 1, source: [WIDGET]) { source status createdAt } } }`,
+      { id: ws.workspaceId },
+    );
     expect(result.body.data).toEqual({
       workspace: {
-        courseRuns: [{ status: 'PUBLISHED' }, { status: 'PUBLISHED' }],
+        courseRunsConnection: { nodes: [{ status: 'PUBLISHED' }, { status: 'PUBLISHED' }] },
         bookings: [{ source: 'WIDGET', status: 'CONFIRMED', createdAt: '2027-01-01T00:03:00.000Z' }],
       },
     });
@@ -195,7 +205,7 @@ describe.each(databaseTargets())('internal GraphQL on %s', (target) => {
   });
 
   it('refuses a query nested too deep with a clear error, before running it', async () => {
-    const deep = `{ booking(id: "x") { courseRun { bookings { courseRun { bookings { courseRun { bookings { courseRun { bookings { id } } } } } } } } } }`;
+    const deep = `{ booking(id: "x") { courseRun { bookings { courseRun { bookings { courseRun { bookings { courseRun { bookings { courseRun { bookings { id } } } } } } } } } } } }`;
     const statements = await countStatements(async () => {
       const result = await api.graphql(deep);
       expect(result.status).toBe(400);

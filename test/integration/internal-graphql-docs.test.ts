@@ -1,21 +1,38 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
+import { cliOn } from '../support/cli.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 
 const MARKDOWN = readFileSync(new URL('../../docs/internal-graphql.md', import.meta.url), 'utf8');
-const QUERIES = [...MARKDOWN.matchAll(/```graphql\n([\s\S]*?)```/g)].map((match) => match[1]!);
+const blocks = (language: string) => [...MARKDOWN.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((match) => match[1]!);
+const QUERIES = blocks('graphql');
+const queryNamed = (name: string) => QUERIES.find((query) => query.includes(`query ${name}(`))!;
+
+/** The lists an answer holds at its first two levels: plain lists and connections' edges or nodes. */
+function listsOf(root: Record<string, unknown>): unknown[][] {
+  const lists: unknown[][] = [];
+  for (const value of Object.values(root)) {
+    if (Array.isArray(value)) lists.push(value);
+    else if (value && typeof value === 'object') {
+      for (const [name, inner] of Object.entries(value)) if ((name === 'edges' || name === 'nodes') && Array.isArray(inner)) lists.push(inner);
+    }
+  }
+  return lists;
+}
 
 describe('docs/internal-graphql.md against the internal listener', () => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;
+  let other: SeededWorkspace;
 
   beforeAll(async () => {
     db = await openTestDatabase('embedded');
     ws = await seedWorkspace(db, contractFixture('Internal', 12));
+    other = await seedWorkspace(db, contractFixture('Other', 3));
     api = await startTestApi(db);
   });
   afterAll(async () => {
@@ -23,25 +40,99 @@ describe('docs/internal-graphql.md against the internal listener', () => {
     await db?.close();
   });
 
-  it('has example queries', () => {
-    expect(QUERIES.length).toBeGreaterThanOrEqual(5);
+  it('has example queries, paging through all bookings and a date-range filter among them', () => {
+    expect(QUERIES.length).toBeGreaterThanOrEqual(7);
+    expect(queryNamed('AllBookings')).toContain('after: $after');
+    expect(queryNamed('BookingsInJuly')).toMatch(/createdAt: \{ gte: "[^"]+", lt: "[^"]+" \}/);
   });
 
   it.each(QUERIES.map((query) => [/query (\w+)/.exec(query)?.[1] ?? query.slice(0, 40), query]))('the example query %s answers without errors', async (_name, query) => {
-    const variables = { workspaceId: ws.workspaceId, courseRunId: ws.ids.r1, bookingId: ws.ids.b1 };
+    const variables = { workspaceId: ws.workspaceId, courseRunId: ws.ids.r1, bookingId: ws.ids.b1, after: null };
     const { status, body } = await api.graphql(query!, variables);
     expect(body.errors).toBeUndefined();
     expect(status).toBe(200);
     const root = Object.values(body.data ?? {})[0] as Record<string, unknown> | null;
     expect(root).not.toBeNull();
-    for (const value of Object.values(root!)) if (Array.isArray(value)) expect(value.length).toBeGreaterThan(0);
+    for (const list of listsOf(root!)) expect(list.length).toBeGreaterThan(0);
   });
 
-  it('answers a query deeper than 8 levels with the message the page quotes', async () => {
-    const deep = `{ booking(id: "x") { courseRun { bookings { courseRun { bookings { courseRun { bookings { courseRun { bookings { id } } } } } } } } } }`;
+  it('the paging loop, run as written, reads every booking of the workspace exactly once, in order', async () => {
+    const [loop] = blocks('ts');
+    expect(loop).toContain('pageInfo.endCursor');
+    const javascript = loop!.replace('let after: string | null = null;', 'let after = null;');
+    const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor as new (...args: string[]) => (...values: unknown[]) => Promise<void>;
+    const seen: string[] = [];
+    let requests = 0;
+    // Pages of 5, so that the loop turns more than once over the 12 bookings.
+    const graphql = async (query: string, variables: Record<string, unknown>) => {
+      requests += 1;
+      return (await api.graphql(query.replace('first: 100', 'first: 5'), variables)).body;
+    };
+    await new AsyncFunction('graphql', 'ALL_BOOKINGS', 'workspaceId', 'handle', javascript)(graphql, queryNamed('AllBookings'), ws.workspaceId, (node: { id: string }) =>
+      seen.push(node.id),
+    );
+    const expected = (await db.query<{ id: string }>('SELECT id FROM bookings WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC', [ws.workspaceId])).rows.map((row) => row.id);
+    expect(expected).toHaveLength(12);
+    expect(seen).toEqual(expected);
+    expect(requests).toBe(3);
+  });
+
+  it('the token commands, run as written, give a token that reads only its workspace until it is revoked', async () => {
+    const [, commands] = blocks('sh');
+    const lines = commands!.trim().split('\n');
+    expect(lines).toHaveLength(3);
+    const argv = (line: string) =>
+      line
+        .replace(/^npm run --silent admin -- /, '')
+        .split(/\s+/)
+        .map((word) => word.replace('ws_…', ws.workspaceId));
+    const cli = cliOn(db);
+    const created = await cli.run(...argv(lines[0]!));
+    expect(created.code).toBe(0);
+    const token = /svc_int_[0-9A-Za-z]{38}/.exec(created.stdout)![0];
+    const listed = await cli.run(...argv(lines[1]!));
+    expect(listed.stdout).toMatch(/active .*reporting/);
+
+    const read = (workspaceId: string) => api.graphql(`query ($id: ID!) { workspace(id: $id) { name } }`, { id: workspaceId }, token);
+    expect((await read(ws.workspaceId)).body.data).toEqual({ workspace: { name: 'Internal' } });
+    expect((await read(other.workspaceId)).body.data).toEqual({ workspace: null });
+
+    expect((await cli.run(...argv(lines[2]!))).code).toBe(0);
+    expect((await read(ws.workspaceId)).status).toBe(401);
+  });
+
+  it('an audit line has exactly the fields the page shows', async () => {
+    const [example] = blocks('json');
+    await api.graphql(queryNamed('AllBookings'), { workspaceId: ws.workspaceId, after: null });
+    const line = api.logs.map((text) => JSON.parse(text) as Record<string, unknown>).findLast((entry) => entry.audit === 'internal-graphql');
+    expect(Object.keys(line!).sort()).toEqual(Object.keys(JSON.parse(example!) as object).sort());
+  });
+
+  it('answers a query deeper than 10 levels with the message the page quotes', async () => {
+    const deep = `{ booking(id: "x") { courseRun { bookings { courseRun { bookings { courseRun { bookings { courseRun { bookings { courseRun { bookings { id } } } } } } } } } } } }`;
     const { status, body } = await api.graphql(deep);
     expect(status).toBe(400);
-    expect(body.errors?.[0]?.message).toContain('exceeds maximum operation depth of 8');
+    expect(body.errors?.[0]?.message).toContain('exceeds maximum operation depth of 10');
+  });
+
+  it('answers the cost example with the message the page quotes, and its smaller form without errors', async () => {
+    const example = (inner: number) =>
+      `query ($id: ID!) { workspace(id: $id) { bookingsConnection(first: 100) { nodes { courseRun { bookingsConnection(first: ${inner}) { nodes { id status } } } } } } }`;
+    const refused = await api.graphql(example(100), { id: ws.workspaceId });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors?.[0]).toEqual({
+      message: expect.stringMatching(/^Query cost 30\d{3} exceeds the limit of 20000; select fewer fields or lower "first"\.$/),
+      extensions: { code: 'invalid_request' },
+    });
+    expect(MARKDOWN).toContain('Query cost <n> exceeds the limit of 20000; select fewer fields or lower "first".');
+    const smaller = await api.graphql(example(20), { id: ws.workspaceId });
+    expect(smaller.body.errors).toBeUndefined();
+  });
+
+  it('refuses a plain list with the message the page quotes', async () => {
+    const { status, body } = await api.graphql(`query ($id: ID!) { workspace(id: $id) { courses { id } } }`, { id: ws.workspaceId });
+    expect(status).toBe(400);
+    expect(MARKDOWN).toContain(body.errors![0]!.message);
   });
 
   it('refuses a body over 100 kB with 413', async () => {

@@ -2,20 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { importDemo } from '../../src/demo/demo.ts';
 import { createApiKey } from '../../src/auth/api-key-store.ts';
+import type { components } from '../../src/contract/public-v1-types.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
 import { captureStatements } from '../support/statements.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 
-interface Booking {
-  id: string;
-  courseRunId: string;
-  source: string;
-  status: string;
-  createdAt: string;
-  updatedAt: string;
-  participant?: { name: string; email: string };
-}
+type BookingList = components['schemas']['BookingList'];
 
 describe.each(databaseTargets())('GET /api/public/v1/bookings on %s', (target) => {
   let db: Database;
@@ -26,7 +19,7 @@ describe.each(databaseTargets())('GET /api/public/v1/bookings on %s', (target) =
   const list = async (key: string) => {
     const response = await api.call('/api/public/v1/bookings', { key });
     expect(response.status).toBe(200);
-    return (response.body as { data: Booking[] }).data;
+    return (response.body as BookingList).data;
   };
 
   beforeAll(async () => {
@@ -40,7 +33,7 @@ describe.each(databaseTargets())('GET /api/public/v1/bookings on %s', (target) =
     await db?.close();
   });
 
-  it('contract 4 and 8: bookings come newest first with a fixed limit of 100 entries', async () => {
+  it('resources.booking-limit: bookings come newest first with a fixed limit of 100 entries', async () => {
     const bookings = await list(ws.bookingsKey);
     expect(bookings).toHaveLength(100);
     const times = bookings.map((booking) => booking.createdAt);
@@ -50,7 +43,7 @@ describe.each(databaseTargets())('GET /api/public/v1/bookings on %s', (target) =
     expect(bookings[0]!.id).toBe(ws.ids.b104);
   });
 
-  it('decisions resources: bookings with the same createdAt are ordered by id descending', async () => {
+  it('resources.booking-order: bookings with the same createdAt are ordered by id descending', async () => {
     const small = await seedWorkspace(db, contractFixture('Ties', 6));
     const bookings = await list(small.bookingsKey);
     const tied = [small.ids.b3!, small.ids.b4!].sort().reverse();
@@ -58,7 +51,7 @@ describe.each(databaseTargets())('GET /api/public/v1/bookings on %s', (target) =
     expect(positions).toEqual(tied);
   });
 
-  it('contract 2: a booking has id, courseRunId, source, status, createdAt, updatedAt with the contract enums', async () => {
+  it('resources.booking-fields: a booking has id, courseRunId, source, status, createdAt, updatedAt with the contract enums', async () => {
     for (const booking of await list(ws.bookingsKey)) {
       expect(Object.keys(booking).sort()).toEqual(['courseRunId', 'createdAt', 'id', 'source', 'status', 'updatedAt']);
       expect(['admin', 'public_page', 'widget', 'api']).toContain(booking.source);
@@ -69,7 +62,7 @@ describe.each(databaseTargets())('GET /api/public/v1/bookings on %s', (target) =
     }
   });
 
-  it('decisions resources: timestamps stored with microseconds are written with milliseconds, truncated exactly as Date.toISOString writes them', async () => {
+  it('resources.timestamps: timestamps stored with microseconds are written with milliseconds, truncated exactly as Date.toISOString writes them', async () => {
     const small = await seedWorkspace(db, contractFixture('Micro', 2));
     await db.query(
       "UPDATE bookings SET created_at = '2026-03-04 05:06:07.891999+00', updated_at = '2026-03-04 07:06:08.000001+02' WHERE id = $1",
@@ -89,13 +82,13 @@ describe.each(databaseTargets())('GET /api/public/v1/bookings on %s', (target) =
     }
   });
 
-  it('contract 2 rule 1: without participants:read the field participant is absent, never null', async () => {
+  it('resources.participant-scope: without participants:read the field participant is absent, never null', async () => {
     const response = await api.call('/api/public/v1/bookings', { key: ws.bookingsKey });
     expect(response.text).not.toContain('participant');
     expect(response.text).not.toContain('@bookings.example');
   });
 
-  it('decisions resources: participant appears with participants:read only where the booking has participant data', async () => {
+  it('resources.participant-presence: participant appears with participants:read only where the booking has participant data', async () => {
     const bookings = await list(ws.fullKey);
     for (const booking of bookings) {
       const index = Number(Object.entries(ws.ids).find(([, id]) => id === booking.id)![0].slice(1));
@@ -107,26 +100,43 @@ describe.each(databaseTargets())('GET /api/public/v1/bookings on %s', (target) =
     }
   });
 
-  it('participant data is not even read from the database without participants:read', async () => {
+  it('resources.participant-scope: participant data is not even read from the database without participants:read', async () => {
+    // A change first, so that both answers are built, not served from the response cache.
+    await db.query('UPDATE workspaces SET name = name WHERE id = $1', [ws.workspaceId]);
     const withoutScope = await captureStatements(db, () => list(ws.bookingsKey));
     expect(withoutScope.some((text) => text.includes('participants'))).toBe(false);
     const withScope = await captureStatements(db, () => list(ws.fullKey));
     expect(withScope.some((text) => text.includes('participants'))).toBe(true);
   });
 
-  it('contract 5 rule 5: a key with only courses:read calling /bookings gets 403 missing_scope', async () => {
+  it('scopes.bookings: a key with only courses:read calling /bookings gets 403 missing_scope', async () => {
     const response = await api.call('/api/public/v1/bookings', { key: ws.coursesOnlyKey });
     expect(response.status).toBe(403);
     expect(response.body).toEqual({ error: { code: 'missing_scope', message: expect.any(String) } });
     expect(response.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="bookings:read"');
   });
 
-  it('isolation: the workspace comes only from the key, and neither key sees an id of the other workspace', async () => {
+  it('resources.workspace-from-key: the workspace comes only from the key, and neither key sees an id of the other workspace', async () => {
     const mine = JSON.stringify([await list(ws.fullKey), (await api.call('/api/public/v1/courses', { key: ws.fullKey })).body]);
     const theirs = JSON.stringify([await list(other.fullKey), (await api.call('/api/public/v1/courses', { key: other.fullKey })).body]);
     for (const id of Object.values(other.ids)) expect(mine).not.toContain(id);
     for (const id of Object.values(ws.ids)) expect(theirs).not.toContain(id);
     expect(mine).not.toContain(other.workspaceId);
+  });
+
+  it('resources.workspace-from-key: a query parameter cannot select a workspace: naming the other workspace is refused with 400 and shows nothing of it', async () => {
+    for (const path of ['/api/public/v1/bookings', '/api/public/v1/courses']) {
+      for (const name of ['workspace', 'workspaceId', 'workspace_id']) {
+        const response = await api.call(`${path}?${name}=${other.workspaceId}`, { key: ws.fullKey });
+        expect(response.status, `${path}?${name}`).toBe(400);
+        expect(response.body).toEqual({ error: { code: 'invalid_request', message: expect.stringContaining(`"${name}"`) } });
+        expect(response.text).not.toContain(other.workspaceId);
+      }
+    }
+    // The same key without the parameter still sees its own workspace only.
+    const own = await list(ws.fullKey);
+    expect(own.map((booking) => booking.id)).toContain(ws.ids.b104);
+    for (const id of Object.values(other.ids)) expect(JSON.stringify(own)).not.toContain(id);
   });
 
   it('personal data over the whole demo: participant never without the scope, always with it where the booking has one', async () => {

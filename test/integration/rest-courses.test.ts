@@ -1,22 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { components } from '../../src/contract/public-v1-types.ts';
 import type { Database } from '../../src/db/database.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 
-interface Session {
-  id: string;
-  startsAt: string;
-  durationMinutes: number;
-  timeZone: string;
-  location: string;
-}
-interface Course {
-  id: string;
-  title: string;
-  description: string;
-  sessions: Session[];
-}
+type Course = components['schemas']['Course'];
+type CourseList = components['schemas']['CourseList'];
 
 describe.each(databaseTargets())('GET /api/public/v1/courses on %s', (target) => {
   let db: Database;
@@ -30,14 +20,14 @@ describe.each(databaseTargets())('GET /api/public/v1/courses on %s', (target) =>
     api = await startTestApi(db);
     const response = await api.call('/api/public/v1/courses', { key: ws.coursesOnlyKey });
     expect(response.status).toBe(200);
-    courses = (response.body as { data: Course[] }).data;
+    courses = (response.body as CourseList).data;
   });
   afterAll(async () => {
     await api?.close();
     await db?.close();
   });
 
-  it('contract 2: a course has exactly id, title, description and sessions; a session exactly id, startsAt, durationMinutes, timeZone, location', () => {
+  it('resources.course-fields: a course has exactly id, title, description and sessions; a session exactly id, startsAt, durationMinutes, timeZone, location', () => {
     for (const course of courses) {
       expect(Object.keys(course).sort()).toEqual(['description', 'id', 'sessions', 'title']);
       for (const session of course.sessions) {
@@ -58,7 +48,7 @@ describe.each(databaseTargets())('GET /api/public/v1/courses on %s', (target) =>
     });
   });
 
-  it('contract 3: drafts, unpublished runs and cancelled sessions are not in the course list', () => {
+  it('resources.course-listing: drafts, unpublished runs and cancelled sessions are not in the course list', () => {
     const ids = courses.map((course) => course.id);
     expect(ids).not.toContain(ws.ids.r3);
     expect(ids).not.toContain(ws.ids.r4);
@@ -67,20 +57,20 @@ describe.each(databaseTargets())('GET /api/public/v1/courses on %s', (target) =>
     expect(sessionIds).not.toContain(ws.ids.s9);
   });
 
-  it('contract 4: only published runs that have scheduled sessions are listed, the whole list without pagination', () => {
+  it('resources.course-listing: only published runs that have scheduled sessions are listed, the whole list without pagination', () => {
     expect(courses.map((course) => course.id).sort()).toEqual([ws.ids.r1, ws.ids.r2, ws.ids.r5].sort());
     // r6 has no sessions and r7 only cancelled ones.
     expect(courses.map((course) => course.id)).not.toContain(ws.ids.r6);
     expect(courses.map((course) => course.id)).not.toContain(ws.ids.r7);
   });
 
-  it('decisions resources: courses are ordered by their earliest listed session start, ties by course id', () => {
+  it('resources.course-order: courses are ordered by their earliest listed session start, ties by course id', () => {
     // r2 starts 2025-06-01; r1 and r5 both start 2026-12-01 09:00 (r1's cancelled earlier session does not count).
     const tied = [ws.ids.r1!, ws.ids.r5!].sort();
     expect(courses.map((course) => course.id)).toEqual([ws.ids.r2, ...tied]);
   });
 
-  it('decisions resources: sessions are ordered by startsAt, ties by session id', () => {
+  it('resources.session-order: sessions are ordered by startsAt, ties by session id', () => {
     for (const course of courses) {
       const sorted = [...course.sessions].sort((a, b) => a.startsAt.localeCompare(b.startsAt) || a.id.localeCompare(b.id));
       expect(course.sessions.map((session) => session.id)).toEqual(sorted.map((session) => session.id));
@@ -91,19 +81,19 @@ describe.each(databaseTargets())('GET /api/public/v1/courses on %s', (target) =>
     expect(firstAid.sessions.map((session) => session.id)).toEqual([ws.ids.s2, ws.ids.s1]);
   });
 
-  it('decisions resources: every scheduled session of a published run is listed, past and future', () => {
+  it('resources.sessions-listed: every scheduled session of a published run is listed, past and future', () => {
     const pottery = courses.find((course) => course.id === ws.ids.r2)!;
     expect(pottery.sessions.map((session) => session.startsAt)).toEqual(['2025-06-01T08:00:00.000Z', '2027-02-01T08:00:00.000Z']);
   });
 
-  it('decisions resources: timestamps are ISO 8601 UTC with Z and milliseconds', () => {
+  it('resources.timestamps: timestamps are ISO 8601 UTC with Z and milliseconds', () => {
     for (const session of courses.flatMap((course) => course.sessions)) {
       expect(session.startsAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
       expect(new Date(session.startsAt).toISOString()).toBe(session.startsAt);
     }
   });
 
-  it('decisions resources: ids are opaque strings, never sequence numbers', () => {
+  it('resources.ids: ids are opaque strings, never sequence numbers', () => {
     for (const id of [...courses.map((course) => course.id), ...courses.flatMap((course) => course.sessions.map((session) => session.id))]) {
       expect(typeof id).toBe('string');
       expect(id).not.toMatch(/^\d+$/);
@@ -111,25 +101,25 @@ describe.each(databaseTargets())('GET /api/public/v1/courses on %s', (target) =>
     }
   });
 
-  it('contract 4: courses carry no personal data', async () => {
+  it('resources.no-personal-data-in-courses: courses carry no personal data', async () => {
     const response = await api.call('/api/public/v1/courses', { key: ws.fullKey });
     expect(response.text).not.toMatch(/@courses\.example|Person \d/);
   });
 
-  it('contract 4: success sends Cache-Control: private, no-store and JSON with charset', async () => {
+  it('http.cache-control: success sends Cache-Control: private, no-store and JSON with charset', async () => {
     const response = await api.call('/api/public/v1/courses', { key: ws.coursesOnlyKey });
     expect(response.headers['cache-control']).toBe('private, no-store');
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
   });
 
-  it('contract 5 rule 6: a key without courses:read gets 403 missing_scope on /courses', async () => {
+  it('scopes.courses: a key without courses:read gets 403 missing_scope on /courses', async () => {
     const response = await api.call('/api/public/v1/courses', { key: ws.bookingsOnlyKey });
     expect(response.status).toBe(403);
     expect(response.body).toEqual({ error: { code: 'missing_scope', message: expect.any(String) } });
     expect(response.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="courses:read"');
   });
 
-  it('decisions HTTP: HEAD answers like GET with the same headers and no body', async () => {
+  it('http.methods: HEAD answers like GET with the same headers and no body', async () => {
     const get = await api.call('/api/public/v1/courses', { key: ws.coursesOnlyKey });
     const head = await api.call('/api/public/v1/courses', { key: ws.coursesOnlyKey, method: 'HEAD' });
     expect(head.status).toBe(200);
@@ -158,13 +148,13 @@ describe.each(databaseTargets())('GET /api/public/v1/courses on %s', (target) =>
     expect(response.status).toBe(200);
     expect(response.text.length).toBeGreaterThan(128 * 1024);
     expect(Number(response.headers['content-length'])).toBe(Buffer.byteLength(response.text));
-    const data = (response.body as { data: Course[] }).data;
+    const data = (response.body as CourseList).data;
     expect(response.text).toBe(JSON.stringify({ data }));
     expect(data).toHaveLength(150);
     expect(data[149]!.sessions[5]!.location).toBe('Zürich, Raum 149·5 — 🎓');
   });
 
-  it('a course list of an empty workspace is an empty array', async () => {
+  it('resources.course-listing: a course list of an empty workspace is an empty array', async () => {
     const empty = await seedWorkspace(db, { ...contractFixture('Empty', 0), courseRuns: [] });
     const response = await api.call('/api/public/v1/courses', { key: empty.coursesOnlyKey });
     expect(response.body).toEqual({ data: [] });

@@ -17,7 +17,7 @@ describe.each(databaseTargets())('failures on %s', (target) => {
     await db?.close();
   });
 
-  it('decisions HTTP: an unexpected failure gets 500 internal_error with a generic message: no stack, no SQL, no internal id', async () => {
+  it('http.internal-error: an unexpected failure gets 500 internal_error with a generic message: no stack, no SQL, no internal id', async () => {
     const ws = await seedWorkspace(db, contractFixture('Broken', 1));
     const api = await startTestApi(db);
     try {
@@ -32,7 +32,7 @@ describe.each(databaseTargets())('failures on %s', (target) => {
     }
   });
 
-  it('decisions HTTP: revocation takes effect on every instance within 1 second', async () => {
+  it('auth.revocation: revocation takes effect on every instance within 1 second', async () => {
     const ws = await seedWorkspace(db, contractFixture('Two instances', 1));
     // The key cache of the default configuration; the polling below must not trip the rate limit.
     const first = await startTestApi(db, { KEY_CACHE_TTL_MS: '500', RATE_LIMIT_MAX: '100000' });
@@ -69,7 +69,7 @@ describe('database unavailable', () => {
     await unreachable?.close();
   });
 
-  it('decisions HTTP: an unreachable database gets 503 service_unavailable with Retry-After in the error shape', async () => {
+  it('http.unavailable: an unreachable database gets 503 service_unavailable with Retry-After in the error shape', async () => {
     const { generateApiKey } = await import('../../src/auth/secret-format.ts');
     const response = await api.call(COURSES, { key: generateApiKey() });
     expect(response.status).toBe(503);

@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey, rotateApiKey } from '../../src/auth/api-key-store.ts';
 import { generateApiKey } from '../../src/auth/secret-format.ts';
 import type { Database } from '../../src/db/database.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { spec } from '../support/openapi.ts';
 import { captureStatements } from '../support/statements.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
@@ -28,7 +30,7 @@ describe.each(databaseTargets())('HTTP surface and authentication on %s', (targe
 
   const countStatements = async (work: () => Promise<unknown>) => (await captureStatements(db, work)).length;
 
-  describe('contract 5 rule 1: a missing, invalid, too long, revoked or rotated key gives 401 invalid_api_key', () => {
+  describe('auth.invalid-key: a missing, invalid, too long, revoked or rotated key gives 401 invalid_api_key', () => {
     it('a missing header gets 401 with WWW-Authenticate: Bearer', async () => {
       const response = await api.call(COURSES);
       expect(response.status).toBe(401);
@@ -79,20 +81,20 @@ describe.each(databaseTargets())('HTTP surface and authentication on %s', (targe
     });
   });
 
-  it('contract 5 rule 2: the 401 message contains no hash and no internal id', async () => {
+  it('auth.safe-message: the 401 message contains no hash and no internal id', async () => {
     const response = await api.call(COURSES, { headers: [['Authorization', `Bearer ${generateApiKey()}`]] });
     const message = (response.body as { error: { message: string } }).error.message;
     expect(message).not.toMatch(/[0-9a-f]{16,}|key_|ws_|svc_/);
   });
 
-  it('decisions authentication: the word Bearer is case-insensitive', async () => {
+  it('auth.bearer: the word Bearer is case-insensitive', async () => {
     for (const scheme of ['bearer', 'BEARER', 'bEaReR']) {
       const response = await api.call(COURSES, { headers: [['Authorization', `${scheme} ${ws.fullKey}`]] });
       expect(response.status, scheme).toBe(200);
     }
   });
 
-  it('decisions authentication: malformed and over-long keys are refused before any database work', async () => {
+  it('auth.max-length: malformed and over-long keys are refused before any database work', async () => {
     const statements = await countStatements(async () => {
       await api.call(COURSES, { headers: [['Authorization', `Bearer ${'a'.repeat(5000)}`]] });
       await api.call(COURSES, { headers: [['Authorization', `Bearer ${ws.fullKey.slice(0, -1)}${ws.fullKey.endsWith('0') ? '1' : '0'}`]] });
@@ -102,9 +104,12 @@ describe.each(databaseTargets())('HTTP surface and authentication on %s', (targe
   });
 
   it('reads the key and its workspace in one statement: /bookings then needs one more, /courses two more (runs with templates, sessions)', async () => {
-    // The periodic write of last-used times may fall into the window: it is not the request's.
+    // The periodic write of last-used times may fall into the window: it is not the request's. A
+    // change first, so that the answers are built, not served from the response cache; the data
+    // version it reads before and after building is counted apart (response-cache.test.ts).
+    await db.query('UPDATE workspaces SET name = name WHERE id = $1', [ws.workspaceId]);
     const ofRequest = async (work: () => Promise<unknown>) =>
-      (await captureStatements(db, work)).filter((text) => !text.startsWith('UPDATE api_keys k SET last_used_at'));
+      (await captureStatements(db, work)).filter((text) => !text.startsWith('UPDATE api_keys k SET last_used_at') && !text.includes('FROM data_versions'));
     const bookings = await ofRequest(() => api.call(BOOKINGS, { key: ws.fullKey }));
     expect(bookings).toHaveLength(2);
     expect(bookings[0]).toMatch(/FROM api_keys k JOIN workspaces w/);
@@ -113,17 +118,18 @@ describe.each(databaseTargets())('HTTP surface and authentication on %s', (targe
     expect(courses.some((text) => /^SELECT .* FROM workspaces t /.test(text))).toBe(false);
   });
 
-  it('decisions authentication: only a SHA-256 hash and the last 4 characters of a key are stored', async () => {
+  it('auth.storage: only a SHA-256 hash and the last 4 characters of a key are stored', async () => {
     const rows = await db.query('SELECT * FROM api_keys WHERE workspace_id = $1', [ws.workspaceId]);
     const stored = JSON.stringify(rows.rows.map((row) => ({ ...row, key_hash: (row.key_hash as Buffer).toString('hex') })));
     for (const key of [ws.fullKey, ws.bookingsKey, ws.coursesOnlyKey]) {
       expect(stored).not.toContain(key);
       expect(stored).not.toContain(key.slice(8, 40));
       expect(stored).toContain(key.slice(-4));
+      expect(stored).toContain(createHash('sha256').update(key).digest('hex'));
     }
   });
 
-  it('decisions HTTP: methods other than GET and HEAD get 405 with Allow: GET, HEAD and no authentication needed', async () => {
+  it('http.method-not-allowed: methods other than GET and HEAD get 405 with Allow: GET, HEAD and no authentication needed', async () => {
     for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
       for (const path of [COURSES, BOOKINGS]) {
         const response = await api.call(path, { method });
@@ -134,7 +140,7 @@ describe.each(databaseTargets())('HTTP surface and authentication on %s', (targe
     }
   });
 
-  it('decisions HTTP: order of checks is method, authentication, rate limit, scope, query string', async () => {
+  it('http.checks-order: the checks run in the order method, authentication, rate limit, scope, query string', async () => {
     // method before authentication
     expect((await api.call(`${BOOKINGS}?x=1`, { method: 'POST' })).status).toBe(405);
     // authentication before scope and query string
@@ -145,7 +151,7 @@ describe.each(databaseTargets())('HTTP surface and authentication on %s', (targe
     expect((await api.call(`${BOOKINGS}?x=1`, { key: ws.bookingsKey })).status).toBe(400);
   });
 
-  it('decisions HTTP: any query string gives 400 invalid_request naming the parameter', async () => {
+  it('http.no-query: any query string gives 400 invalid_request naming the parameter', async () => {
     for (const [query, name] of [
       ['?limit=5', 'limit'],
       ['?workspace=ws_123', 'workspace'],
@@ -162,7 +168,7 @@ describe.each(databaseTargets())('HTTP surface and authentication on %s', (targe
     expect(bare.status).toBe(400);
   });
 
-  it('decisions HTTP: the request body is never read or parsed', async () => {
+  it('http.no-body: the request body is never read or parsed', async () => {
     const response = await api.call(COURSES, {
       key: ws.fullKey,
       headers: [['Content-Type', 'application/json']],
@@ -171,7 +177,7 @@ describe.each(databaseTargets())('HTTP surface and authentication on %s', (targe
     expect(response.status).toBe(200);
   });
 
-  it('decisions HTTP: an unknown path under /api/ gets 404 not_found in the error shape', async () => {
+  it('http.not-found: an unknown path under /api/ gets 404 not_found in the error shape', async () => {
     for (const path of ['/api/public/v1/nothing', '/api/public/v2/courses', '/api/', '/api/public/v1/courses/extra', '/API/PUBLIC/V1/COURSES']) {
       const response = await api.call(path, { key: ws.fullKey });
       expect(response.status, path).toBe(404);
@@ -180,7 +186,7 @@ describe.each(databaseTargets())('HTTP surface and authentication on %s', (targe
     }
   });
 
-  it('decisions HTTP: every JSON response, errors included, is application/json; charset=utf-8 with the security headers and no X-Powered-By', async () => {
+  it('http.content-type: every JSON response, errors included, is application/json; charset=utf-8 with the security headers and no X-Powered-By', async () => {
     const responses = [
       await api.call(COURSES, { key: ws.fullKey }),
       await api.call(COURSES),
@@ -198,7 +204,7 @@ describe.each(databaseTargets())('HTTP surface and authentication on %s', (targe
     }
   });
 
-  it('decisions HTTP: no CORS: a preflight gets no Access-Control headers', async () => {
+  it('http.no-cors: a preflight gets no Access-Control headers', async () => {
     const response = await api.call(COURSES, {
       method: 'OPTIONS',
       headers: [['Origin', 'https://evil.example'], ['Access-Control-Request-Method', 'GET']],
@@ -207,7 +213,81 @@ describe.each(databaseTargets())('HTTP surface and authentication on %s', (targe
     expect(Object.keys(response.headers).filter((name) => name.startsWith('access-control'))).toEqual([]);
   });
 
-  it('the OpenAPI document is served unchanged without authentication', async () => {
+  it('http.security-headers: every answer of the public listener, API errors, the feed, the OpenAPI document, /docs and /healthz included, carries nosniff and no-referrer and no X-Powered-By', async () => {
+    const responses = [
+      await api.call(COURSES, { key: ws.fullKey }),
+      await api.call(BOOKINGS, { key: ws.fullKey, method: 'HEAD' }),
+      await api.call(BOOKINGS, { headers: [['Authorization', 'Bearer nope']] }),
+      await api.call(BOOKINGS, { key: ws.coursesOnlyKey }),
+      await api.call(COURSES, { method: 'PUT' }),
+      await api.call('/api/calendar/v1/svc_cal_unknown.ics'),
+      await api.call('/openapi/public-v1.yaml'),
+      await api.call('/docs'),
+      await api.call('/healthz'),
+      await api.call('/nothing-here'),
+    ];
+    for (const response of responses) {
+      expect(response.headers['x-content-type-options'], `${response.status}`).toBe('nosniff');
+      expect(response.headers['referrer-policy'], `${response.status}`).toBe('no-referrer');
+      expect(response.headers).not.toHaveProperty('x-powered-by');
+    }
+  });
+
+  it('http.cache-control: both endpoints send Cache-Control: private, no-store on GET and HEAD, and so do their errors', async () => {
+    const responses = [
+      [200, await api.call(COURSES, { key: ws.fullKey })],
+      [200, await api.call(COURSES, { key: ws.fullKey, method: 'HEAD' })],
+      [200, await api.call(BOOKINGS, { key: ws.fullKey })],
+      [200, await api.call(BOOKINGS, { key: ws.fullKey, method: 'HEAD' })],
+      [400, await api.call(`${BOOKINGS}?page=2`, { key: ws.fullKey })],
+      [401, await api.call(COURSES)],
+      [403, await api.call(COURSES, { key: ws.bookingsOnlyKey, method: 'HEAD' })],
+      [404, await api.call('/api/public/v1/sessions', { key: ws.fullKey })],
+      [405, await api.call(BOOKINGS, { method: 'DELETE' })],
+    ] as const;
+    for (const [status, response] of responses) {
+      expect(response.status).toBe(status);
+      expect(response.headers['cache-control'], `${status}`).toBe('private, no-store');
+    }
+  });
+
+  it('http.www-authenticate: 401 without a header carries Bearer, any other 401 Bearer error="invalid_token", a 403 Bearer error="insufficient_scope" with the scope the endpoint needs', async () => {
+    for (const method of ['GET', 'HEAD']) {
+      for (const path of [COURSES, BOOKINGS]) {
+        const missing = await api.call(path, { method });
+        expect(missing.status).toBe(401);
+        expect(missing.headers['www-authenticate']).toBe('Bearer');
+        const invalid = await api.call(path, { method, headers: [['Authorization', `Bearer ${generateApiKey()}`]] });
+        expect(invalid.status).toBe(401);
+        expect(invalid.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+        const served = await api.call(path, { method, key: ws.fullKey });
+        expect(served.status).toBe(200);
+        expect(served.headers).not.toHaveProperty('www-authenticate');
+      }
+      const noCourses = await api.call(COURSES, { method, key: ws.bookingsOnlyKey });
+      expect(noCourses.status).toBe(403);
+      expect(noCourses.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="courses:read"');
+      const noBookings = await api.call(BOOKINGS, { method, key: ws.coursesOnlyKey });
+      expect(noBookings.status).toBe(403);
+      expect(noBookings.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="bookings:read"');
+    }
+  });
+
+  it('versioning.path: the version is in the path: the endpoints answer under /api/public/v1/ only, and every API path of the OpenAPI document carries /v1/', async () => {
+    expect((await api.call(COURSES, { key: ws.fullKey })).status).toBe(200);
+    expect((await api.call(BOOKINGS, { key: ws.fullKey })).status).toBe(200);
+    for (const path of ['/api/public/courses', '/api/public/bookings', '/api/public/v2/courses', '/api/public/v0/bookings', '/api/public/V1/courses', '/api/public/v1.0/courses', '/api/v1/courses']) {
+      const response = await api.call(path, { key: ws.fullKey });
+      expect(response.status, path).toBe(404);
+      expect(response.body).toEqual(errorBody('not_found'));
+    }
+    const apiPaths = Object.keys(spec.paths ?? {}).filter((path) => path.startsWith('/api/'));
+    expect(apiPaths.length).toBeGreaterThanOrEqual(3);
+    for (const path of apiPaths) expect(path).toMatch(/^\/api\/(public|calendar)\/v1\//);
+    expect((spec.info as { version: string }).version).toMatch(/^1\.\d+\.\d+/);
+  });
+
+  it('versioning.changelog: the OpenAPI document is served unchanged without authentication', async () => {
     const { readFile } = await import('node:fs/promises');
     const response = await api.call('/openapi/public-v1.yaml');
     expect(response.status).toBe(200);

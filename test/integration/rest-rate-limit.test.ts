@@ -23,7 +23,7 @@ describe.each(cases)('rate limit on %s with the %s store', (target, store) => {
     await db?.close();
   });
 
-  it('contract 7 rule 1 and 8: the 121st request inside 60 s gets 429 rate_limit_exceeded with Retry-After: 60; another key is unaffected', async () => {
+  it('limits.per-key: the 121st request inside 60 s gets 429 rate_limit_exceeded with Retry-After: 60; another key is unaffected', async () => {
     const ws = await seedWorkspace(db, contractFixture(`Limit ${store}`, 2));
     // Both endpoints count toward the same limit, and so do 403 and 400 answers to a valid key.
     for (let i = 0; i < 120; i += 1) {
@@ -47,7 +47,33 @@ describe.each(cases)('rate limit on %s with the %s store', (target, store) => {
     expect(other.headers.ratelimit).toMatch(/^"default";r=119;t=\d+$/);
   });
 
-  it('decisions HTTP: every response to a valid key carries RateLimit-Policy and RateLimit', async () => {
+  it('limits.what-counts: every request with a valid key counts once, on either endpoint, GET or HEAD, whatever its status; a request without a valid key counts toward no key', async () => {
+    const ws = await seedWorkspace(db, contractFixture(`Counts ${store}`, 1));
+    const remaining = (response: { headers: Record<string, string> }) => Number(/^"default";r=(\d+);/.exec(response.headers.ratelimit ?? '')?.[1]);
+    const steps = [
+      { path: COURSES, method: 'GET', status: 200 },
+      { path: COURSES, method: 'HEAD', status: 200 },
+      { path: BOOKINGS, method: 'GET', status: 403 },
+      { path: BOOKINGS, method: 'HEAD', status: 403 },
+      { path: `${COURSES}?page=2`, method: 'GET', status: 400 },
+      { path: `${COURSES}?page=2`, method: 'HEAD', status: 400 },
+    ];
+    for (const [index, step] of steps.entries()) {
+      const response = await api.call(step.path, { key: ws.coursesOnlyKey, method: step.method });
+      expect(response.status, `${step.method} ${step.path}`).toBe(step.status);
+      expect(remaining(response), `${step.method} ${step.path}`).toBe(119 - index);
+    }
+    // Requests without a valid key (none, a wrong one, this key with its last character changed) leave its budget alone.
+    const changed = `${ws.coursesOnlyKey.slice(0, -1)}${ws.coursesOnlyKey.endsWith('x') ? 'y' : 'x'}`;
+    for (const headers of [[], [['Authorization', 'Bearer wrong']], [['Authorization', `Bearer ${changed}`]]] as Array<Array<[string, string]>>) {
+      const refused = await api.call(COURSES, { headers });
+      expect(refused.status).toBe(401);
+      expect(refused.headers).not.toHaveProperty('ratelimit');
+    }
+    expect(remaining(await api.call(COURSES, { key: ws.coursesOnlyKey }))).toBe(119 - steps.length);
+  });
+
+  it('limits.headers: every response to a valid key carries RateLimit-Policy and RateLimit', async () => {
     const ws = await seedWorkspace(db, contractFixture(`Headers ${store}`, 1));
     for (const [path, key, status] of [
       [COURSES, ws.fullKey, 200],
@@ -75,8 +101,9 @@ describe.each(databaseTargets())('authentication limit on %s', (target) => {
     await db?.close();
   });
 
-  it('contract 8: failed authentications are limited per client address, separately from the per-key limit', async () => {
+  it('limits.auth-failures: failed authentications are limited per client address, separately from the per-key limit', async () => {
     const ws = await seedWorkspace(db, contractFixture('Auth limit', 1));
+    expect((await api.call(COURSES, { key: ws.fullKey })).status).toBe(200);
     for (let i = 0; i < 5; i += 1) {
       const response = await api.call(COURSES, { headers: [['Authorization', 'Bearer wrong']] });
       expect(response.status).toBe(401);
@@ -86,9 +113,9 @@ describe.each(databaseTargets())('authentication limit on %s', (target) => {
     expect(blocked.status).toBe(429);
     expect(blocked.body).toEqual({ error: { code: 'rate_limit_exceeded', message: expect.any(String) } });
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
-    // A valid key from the same address is still served, with its own full budget.
+    // A key this instance recently found valid is still served from that address, with its own budget.
     const valid = await api.call(COURSES, { key: ws.fullKey });
     expect(valid.status).toBe(200);
-    expect(valid.headers.ratelimit).toMatch(/^"default";r=119;/);
+    expect(valid.headers.ratelimit).toMatch(/^"default";r=118;/);
   });
 });

@@ -44,7 +44,7 @@ describe('the typed client example against a running server', () => {
     expect(stdout).toMatch(/2026-07-01T00:03:00\.000Z \w+ via \w+ for Person 3 of Typed/);
   });
 
-  it('contract 7 rule 1: on 429 it waits the seconds Retry-After gives, then retries and succeeds', async () => {
+  it('limits.per-key: on 429 it waits the seconds Retry-After gives, then retries and succeeds', async () => {
     // In-process, so that no process start-up stands between using up the limit and the client's request.
     const client = createPublicApiClient(api.url, ws.bookingsKey);
     for (let i = 0; i < LIMIT; i++) {

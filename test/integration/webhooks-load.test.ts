@@ -31,7 +31,7 @@ describe.each(databaseTargets())('webhooks under concurrent booking inserts on %
     await db?.close();
   });
 
-  it(`decisions webhooks: ${BOOKINGS} bookings inserted concurrently produce ${BOOKINGS} events, each delivered at least once, none lost`, async () => {
+  it(`webhooks.guarantee: ${BOOKINGS} bookings inserted concurrently produce ${BOOKINGS} events, each delivered at least once, none lost`, async () => {
     const runs = [ws.ids.r1!, ws.ids.r2!, ws.ids.r4!];
     const inserted = (
       await Promise.all(

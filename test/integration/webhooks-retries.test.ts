@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { components } from '../../src/contract/public-v1-types.ts';
 import type { Database } from '../../src/db/database.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
@@ -18,7 +19,7 @@ interface Delivery {
 }
 
 const participantOf = (d: ReceivedDelivery) =>
-  (JSON.parse(d.body) as { data: { booking: { participant?: { name: string } } } }).data.booking.participant?.name ?? '';
+  (JSON.parse(d.body) as components['schemas']['BookingCreatedEvent']).data.booking.participant?.name ?? '';
 
 describe.each(databaseTargets())('webhook attempts and retries on %s', (target) => {
   let db: Database;
@@ -60,7 +61,7 @@ describe.each(databaseTargets())('webhook attempts and retries on %s', (target) 
     await db?.close();
   });
 
-  it('decisions webhooks: a receiver answering 500 gets exactly 8 attempts, spaced by the configured delays, then the delivery is failed and later events still go out', async () => {
+  it('webhooks.schedule: a receiver answering 500 gets exactly 8 attempts, spaced by the configured delays, then the delivery is failed and later events still go out', async () => {
     await book('Always Failing');
     await receiver.waitFor(() => attemptsOf('Always Failing').length >= 8);
     const eventId = String(attemptsOf('Always Failing')[0]!.headers['webhook-id']);
@@ -85,7 +86,7 @@ describe.each(databaseTargets())('webhook attempts and retries on %s', (target) 
     expect(attemptsOf('Always Failing')).toHaveLength(8);
   });
 
-  it('decisions webhooks: a 3xx answer counts as a failed attempt and the redirect is not followed', async () => {
+  it('webhooks.failed-attempt: a 3xx answer counts as a failed attempt and the redirect is not followed', async () => {
     await book('Redirected Once');
     await receiver.waitFor(() => attemptsOf('Redirected Once').length === 2);
     const eventId = String(attemptsOf('Redirected Once')[0]!.headers['webhook-id']);
@@ -98,7 +99,7 @@ describe.each(databaseTargets())('webhook attempts and retries on %s', (target) 
     expect(redirectTarget.received).toEqual([]);
   });
 
-  it('decisions webhooks: an answer slower than the timeout counts as a failed attempt', async () => {
+  it('webhooks.failed-attempt: an answer slower than the timeout counts as a failed attempt', async () => {
     await book('Slow Once');
     await receiver.waitFor(() => attemptsOf('Slow Once').length === 2);
     const eventId = String(attemptsOf('Slow Once')[0]!.headers['webhook-id']);

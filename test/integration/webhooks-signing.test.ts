@@ -1,4 +1,6 @@
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { components } from '../../src/contract/public-v1-types.ts';
 import type { Database } from '../../src/db/database.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
 import { expectWebhookMatchesSpec } from '../support/openapi.ts';
@@ -7,6 +9,8 @@ import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } fro
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { cliOn } from '../support/cli.ts';
 import { bookingOf, insertBooking, verifyDelivery, webhookEnv } from '../support/webhooks.ts';
+
+type BookingCreatedEvent = components['schemas']['BookingCreatedEvent'];
 
 describe.each(databaseTargets())('signed booking.created webhooks on %s', (target) => {
   let db: Database;
@@ -34,7 +38,7 @@ describe.each(databaseTargets())('signed booking.created webhooks on %s', (targe
     await db?.close();
   });
 
-  it('decisions webhooks: the secret is whsec_ + base64 of 32 random bytes, shown once at registration', async () => {
+  it('webhooks.secret: the secret is whsec_ + base64 of 32 random bytes, shown once at registration', async () => {
     expect(plainEndpoint.id).toMatch(/^whe_[0-9a-f]{32}$/);
     for (const secret of [plainEndpoint.secret, personalEndpoint.secret]) {
       expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
@@ -47,7 +51,7 @@ describe.each(databaseTargets())('signed booking.created webhooks on %s', (targe
     for (const row of stored.rows) expect(row.row).not.toContain(plainEndpoint.secret.slice(6, 20));
   });
 
-  it('decisions webhooks: a delivery verifies with the standardwebhooks package through x-svc-signature, and a tampered body or a wrong secret does not', async () => {
+  it('webhooks.signature: a delivery verifies with the standardwebhooks package through x-svc-signature, and a tampered body or a wrong secret does not', async () => {
     const bookingId = await insertBooking(db, ws.workspaceId, ws.ids.r1!, { name: 'Grace Hopper', email: 'grace@example.com' });
     await plain.waitFor((received) => received.some((d) => bookingOf(d).id === bookingId));
     const delivery = plain.received.find((d) => bookingOf(d).id === bookingId)!;
@@ -59,7 +63,7 @@ describe.each(databaseTargets())('signed booking.created webhooks on %s', (targe
     await expectWebhookMatchesSpec(delivery.headers, delivery.body);
   });
 
-  it('decisions webhooks: the payload is { id, type, createdAt, data: { booking } } with the booking exactly as GET /bookings shows it, participant only for endpoints registered with it', async () => {
+  it('webhooks.payload: the payload is { id, type, createdAt, data: { booking } } with the booking exactly as GET /bookings shows it, participant only for endpoints registered with it', async () => {
     const bookingId = await insertBooking(db, ws.workspaceId, ws.ids.r2!, { name: 'Ada Lovelace', email: 'ada@example.com' });
     await plain.waitFor((received) => received.some((d) => bookingOf(d).id === bookingId));
     await personal.waitFor((received) => received.some((d) => bookingOf(d).id === bookingId));
@@ -68,8 +72,8 @@ describe.each(databaseTargets())('signed booking.created webhooks on %s', (targe
     for (const delivery of [withoutPersonalData, withPersonalData]) await expectWebhookMatchesSpec(delivery.headers, delivery.body);
 
     const rest = async (key: string) =>
-      ((await api.call('/api/public/v1/bookings', { key })).body as { data: Array<{ id: string }> }).data.find((b) => b.id === bookingId);
-    const event = JSON.parse(withoutPersonalData.body) as { id: string; type: string; createdAt: string; data: { booking: unknown } };
+      ((await api.call('/api/public/v1/bookings', { key })).body as components['schemas']['BookingList']).data.find((b) => b.id === bookingId);
+    const event = JSON.parse(withoutPersonalData.body) as BookingCreatedEvent;
     expect(Object.keys(event).sort()).toEqual(['createdAt', 'data', 'id', 'type']);
     expect(event.type).toBe('booking.created');
     expect(event.id).toBe(withoutPersonalData.headers['webhook-id']);
@@ -82,7 +86,7 @@ describe.each(databaseTargets())('signed booking.created webhooks on %s', (targe
     expect(withPersonalData.headers['webhook-id']).toBe(event.id);
   });
 
-  it('decisions webhooks: every booking insert produces exactly one event in its transaction; a rolled-back insert produces none', async () => {
+  it('webhooks.guarantee: every booking insert produces exactly one event in its transaction; a rolled-back insert produces none', async () => {
     const before = plain.received.length;
     await db.transaction(async (client) => {
       await insertBooking(client, ws.workspaceId, ws.ids.r1!);
@@ -97,7 +101,43 @@ describe.each(databaseTargets())('signed booking.created webhooks on %s', (targe
     expect(new Set(plain.received.map((d) => d.headers['webhook-id'])).size).toBe(plain.received.length);
   });
 
-  it('an endpoint registered after an event was recorded does not receive it, and a removed endpoint receives no new events', async () => {
+  it('webhooks.headers: a delivery is an HTTPS POST of JSON with x-svc-signature, webhook-id (the event id), webhook-timestamp (Unix seconds) and webhook-signature (the same value), which a Standard Webhooks library verifies unchanged', async () => {
+    const bookingId = await insertBooking(db, ws.workspaceId, ws.ids.r1!);
+    await plain.waitFor((received) => received.some((d) => bookingOf(d).id === bookingId));
+    const delivery = plain.received.find((d) => bookingOf(d).id === bookingId)!;
+    expect(new URL(plain.url).protocol).toBe('https:');
+    expect(delivery.method).toBe('POST');
+    expect(delivery.headers['content-type']).toMatch(/^application\/json\b/);
+    expect(delivery.headers['webhook-id']).toMatch(/^evt_/);
+    expect(delivery.headers['webhook-id']).toBe((JSON.parse(delivery.body) as BookingCreatedEvent).id);
+    expect(delivery.headers['webhook-timestamp']).toMatch(/^\d{10}$/);
+    expect(Math.abs(Date.now() / 1000 - Number(delivery.headers['webhook-timestamp']))).toBeLessThan(300);
+    expect(delivery.headers['x-svc-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    expect(delivery.headers['webhook-signature']).toBe(delivery.headers['x-svc-signature']);
+    const asSent = {
+      'webhook-id': String(delivery.headers['webhook-id']),
+      'webhook-timestamp': String(delivery.headers['webhook-timestamp']),
+      'webhook-signature': String(delivery.headers['webhook-signature']),
+    };
+    expect(new Webhook(plainEndpoint.secret).verify(delivery.body, asSent)).toMatchObject({ data: { booking: { id: bookingId } } });
+  });
+
+  it('webhooks.event: a new booking produces one booking.created event, and reading through the public endpoints produces none', async () => {
+    const before = plain.received.length;
+    for (const method of ['GET', 'HEAD']) {
+      for (const path of ['/api/public/v1/courses', '/api/public/v1/bookings']) {
+        expect((await api.call(path, { method, key: ws.fullKey })).status).toBe(200);
+      }
+    }
+    const booked = await insertBooking(db, ws.workspaceId, ws.ids.r2!);
+    await plain.waitFor((received) => received.some((d) => bookingOf(d).id === booked));
+    // Time for an event of the reads above to arrive too, were there one.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const after = plain.received.slice(before).map((d) => JSON.parse(d.body) as BookingCreatedEvent);
+    expect(after.map((event) => [event.type, event.data.booking.id])).toEqual([['booking.created', booked]]);
+  });
+
+  it('webhooks.event: an endpoint registered after an event was recorded does not receive it, and a removed endpoint receives no new events', async () => {
     const late = await startReceiver();
     try {
       const cli = cliOn(db, env);

@@ -44,7 +44,7 @@ describe.each(databaseTargets())('webhook targets on %s', (target) => {
     await db?.close();
   });
 
-  it('decisions webhooks: plain http:// targets are always refused, even with private targets allowed, and nothing is written', async () => {
+  it('webhooks.targets: plain http:// targets are always refused, even with private targets allowed, and nothing is written', async () => {
     for (const env of [strict, relaxed]) {
       for (const url of ['http://example.com/hooks', 'http://127.0.0.1/hooks', 'ftp://example.com/', 'not a url', 'https://user:pw@example.com/']) {
         const result = await add(env, url);
@@ -65,7 +65,7 @@ describe.each(databaseTargets())('webhook targets on %s', (target) => {
     expect(await endpointCount()).toBe(0);
   });
 
-  it('decisions webhooks: loopback, private, link-local and other non-public addresses are refused without the development setting', async () => {
+  it('webhooks.targets: loopback, private, link-local and other non-public addresses are refused without the development setting', async () => {
     for (const url of NON_PUBLIC) {
       const result = await add(strict, url);
       expect(result.code, url).not.toBe(0);
@@ -80,7 +80,7 @@ describe.each(databaseTargets())('webhook targets on %s', (target) => {
     expect(member.stderr).toMatch(/only an owner or admin/);
   });
 
-  it('decisions webhooks: a name that resolves to a non-public address is refused at connect time, after DNS resolution', async () => {
+  it('webhooks.targets: a name that resolves to a non-public address is refused at connect time, after DNS resolution', async () => {
     for (const endpoint of await cliOn(db, relaxed).json<Array<{ id: string }>>('webhook', 'list', '--workspace', ws.workspaceId)) {
       await cliOn(db, relaxed).json('webhook', 'remove', '--id', endpoint.id);
     }

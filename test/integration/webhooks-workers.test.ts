@@ -75,7 +75,7 @@ describe.each(databaseTargets())('webhook workers as separate processes on %s', 
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('decisions webhooks: after a worker is killed in the middle of deliveries and a new one starts, every event is still delivered', async () => {
+  it('webhooks.guarantee: after a worker is killed in the middle of deliveries and a new one starts, every event is still delivered', async () => {
     receiver.answer = () => ({ status: 204, delayMs: 300 });
     const first = await startWorker();
     const booked = await insertBookings(20);
@@ -91,7 +91,7 @@ describe.each(databaseTargets())('webhook workers as separate processes on %s', 
     expect(new Set(receiver.received.map((d) => bookingOf(d).id))).toEqual(new Set(booked));
   });
 
-  it('decisions webhooks: with two workers at once, no event and endpoint ever gets two attempts at the same time', async () => {
+  it('webhooks.schedule: with two workers at once, no event and endpoint ever gets two attempts at the same time', async () => {
     await startWorker();
     const before = receiver.received.length;
     // The first attempt of each event fails slowly, so that a second attempt would overlap it if it could.
@@ -119,6 +119,33 @@ describe.each(databaseTargets())('webhook workers as separate processes on %s', 
       expect(await worker.stop()).toBe(0);
       expect(worker.output()).toContain('webhook worker stopped');
     }
+  });
+
+  it('a worker killed after sending and before recording: the next worker sends the byte-identical body with the same webhook-id', async () => {
+    const [bookingId] = await insertBookings(1);
+    // The receiver holds its answer: the worker is killed while it waits, after sending, before recording.
+    receiver.answer = (delivery) => (bookingOf(delivery).id === bookingId ? { status: 204, delayMs: 20_000 } : { status: 204 });
+    const doomed = await startWorker();
+    await receiver.waitFor((received) => received.some((d) => bookingOf(d).id === bookingId));
+    await doomed.kill();
+    const sent = receiver.received.find((d) => bookingOf(d).id === bookingId)!;
+    const stored = await db.query<{ body: string; attempts: number }>(
+      'SELECT d.body, d.attempts FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id WHERE ev.booking_id = $1',
+      [bookingId],
+    );
+    expect(stored.rows[0]).toEqual({ body: sent.body, attempts: 0 });
+    // The booking changes meanwhile: a body built again would differ.
+    await db.query("UPDATE bookings SET status = 'cancelled', updated_at = now() WHERE id = $1", [bookingId]);
+
+    receiver.answer = () => ({ status: 204 });
+    await startWorker();
+    await receiver.waitFor((received) => received.filter((d) => bookingOf(d).id === bookingId).length === 2, 30_000);
+    const [first, again] = receiver.received.filter((d) => bookingOf(d).id === bookingId);
+    expect(again!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
+    expect(Buffer.from(again!.body).equals(Buffer.from(first!.body))).toBe(true);
+    expect(bookingOf(again!)).toMatchObject({ status: 'confirmed' });
+    await expect.poll(async () => (await deliveries()).find((d) => d.eventId === first!.headers['webhook-id'])?.log.map((a) => a.httpStatus), { timeout: 10_000 }).toEqual([204]);
+    for (const worker of workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null)) expect(await worker.stop()).toBe(0);
   });
 
   it('npm start delivers with its in-process worker and stops it cleanly on SIGTERM', async () => {

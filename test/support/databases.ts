@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
@@ -47,4 +50,33 @@ export async function openTestDatabase(target: DatabaseTarget): Promise<Database
       }
     },
   });
+}
+
+/** A database several server processes share, with the settings that point a process at it. */
+export interface SharedDatabase {
+  db: Database;
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/**
+ * A database for server processes started by the test: a real PostgreSQL of the test's own, or an
+ * embedded one opened by this process in a data directory of its own and shared through its socket.
+ */
+export async function openSharedDatabase(target: DatabaseTarget, poolSize = 10): Promise<SharedDatabase> {
+  if (target === 'postgres') {
+    const db = await openTestDatabase('postgres');
+    return { db, env: { DATABASE_URL: db.connectionString }, close: () => db.close() };
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'shared-db-'));
+  const db = await openDatabase({ dataDir: dir, shareEmbedded: true, poolSize });
+  await migrate(db);
+  return {
+    db,
+    env: { DATA_DIR: dir },
+    async close() {
+      await db.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }

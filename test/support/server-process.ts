@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-
-const ROOT = new URL('../..', import.meta.url).pathname;
+import { ADMIN_ARGUMENTS, ROOT, START_ARGUMENTS } from './service-commands.ts';
 
 interface StartedProcess {
   child: ChildProcess;
@@ -19,11 +18,11 @@ export interface ServerProcess extends StartedProcess {
 export type WorkerProcess = StartedProcess;
 
 /**
- * Starts `node --import tsx <args>` from the repository root and resolves once `ready` finds what
- * it waits for in stdout; rejects if the process exits first or takes longer than a minute.
+ * Starts `node <args>` from the repository root and resolves once `ready` finds what it waits for in
+ * stdout; rejects if the process exits first or takes longer than a minute.
  */
 function startProcess<T>(what: string, args: string[], env: Record<string, string | undefined>, ready: (stdout: string) => T | null): Promise<StartedProcess & { ready: T }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -58,11 +57,11 @@ function startProcess<T>(what: string, args: string[], env: Record<string, strin
   });
 }
 
-/** Starts `src/main.ts` as its own process and waits until it serves. */
+/** Starts the service as `npm start` does, as its own process, and waits until it serves. */
 export async function startServerProcess(env: Record<string, string | undefined>): Promise<ServerProcess> {
   const started = await startProcess(
     'server',
-    ['src/main.ts'],
+    START_ARGUMENTS,
     { PATH: process.env.PATH, PORT: '0', INTERNAL_PORT: '0', DEMO: 'false', LOG_LEVEL: 'info', ...env },
     (stdout) => /\(Beta\) on (http:\/\/\S+)/.exec(stdout)?.[1] ?? null,
   );
@@ -71,7 +70,7 @@ export async function startServerProcess(env: Record<string, string | undefined>
 
 /** Starts `admin -- worker` as its own process and waits until its worker runs. */
 export function startWorkerProcess(env: Record<string, string | undefined>): Promise<WorkerProcess> {
-  return startProcess('worker', ['src/cli/main.ts', 'worker'], { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env }, (stdout) =>
+  return startProcess('worker', [...ADMIN_ARGUMENTS, 'worker'], { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env }, (stdout) =>
     stdout.includes('webhook worker started') ? true : null,
   );
 }

@@ -7,12 +7,19 @@ import { join } from 'node:path';
 import { generate } from 'selfsigned';
 
 export interface ReceivedDelivery {
+  method: string;
   headers: IncomingHttpHeaders;
   body: string;
   /** When the request arrived (ms since epoch). */
   at: number;
   /** Attempts of the same webhook-id in flight when this one arrived (0 unless two overlap). */
   overlapping: number;
+  /** The TLS connection it came on (numbered from 1 in the order they were accepted). */
+  connection: number;
+  /** Whether an earlier request came on the same connection. */
+  reused: boolean;
+  /** When the answer was written (ms since epoch); null until then, or when none was. */
+  answeredAt: number | null;
 }
 
 /** What the receiver answers to a delivery: a status, optionally after a pause, with extra headers. */
@@ -20,6 +27,8 @@ export interface Answer {
   status: number;
   delayMs?: number;
   headers?: Record<string, string>;
+  /** Close the connection instead of answering: at once, or after the first bytes of the status line. */
+  drop?: 'before-answer' | 'mid-answer';
 }
 
 export interface WebhookReceiver {
@@ -29,6 +38,8 @@ export interface WebhookReceiver {
   /** A file holding the certificate, for NODE_EXTRA_CA_CERTS of child processes. */
   certificateFile: string;
   received: ReceivedDelivery[];
+  /** TLS connections accepted so far. */
+  connections: number;
   answer: (delivery: ReceivedDelivery) => Answer;
   /** Waits until `predicate` holds for the received deliveries. */
   waitFor(predicate: (received: ReceivedDelivery[]) => boolean, timeoutMs?: number): Promise<void>;
@@ -57,8 +68,15 @@ export function selfSignedCertificate() {
   return certificate;
 }
 
-/** A local HTTPS receiver with a self-signed certificate that records every delivery. */
-export async function startReceiver(answer: WebhookReceiver['answer'] = () => ({ status: 204 })): Promise<WebhookReceiver> {
+/**
+ * A local HTTPS receiver with a self-signed certificate that records every delivery. It is Node's
+ * own `https.createServer` with its default settings (keep-alive timeout included) unless
+ * `serverOptions` says otherwise.
+ */
+export async function startReceiver(
+  answer: WebhookReceiver['answer'] = () => ({ status: 204 }),
+  serverOptions: { keepAliveTimeout?: number } = {},
+): Promise<WebhookReceiver> {
   const { cert, key, file } = await selfSignedCertificate();
   const inFlight = new Map<string, number>();
   const receiver: WebhookReceiver = {
@@ -66,6 +84,7 @@ export async function startReceiver(answer: WebhookReceiver['answer'] = () => ({
     certificate: cert,
     certificateFile: file,
     received: [],
+    connections: 0,
     answer,
     async waitFor(predicate, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
@@ -76,25 +95,45 @@ export async function startReceiver(answer: WebhookReceiver['answer'] = () => ({
     },
     close: async () => {},
   };
+  const connectionOf = new WeakMap<object, { number: number; requests: number }>();
   const server: Server = createServer({ cert, key }, (req, res) => {
+    const connection = connectionOf.get(req.socket) ?? { number: 0, requests: 0 };
+    connection.requests += 1;
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const id = String(req.headers['webhook-id']);
       const overlapping = inFlight.get(id) ?? 0;
       inFlight.set(id, overlapping + 1);
-      const delivery: ReceivedDelivery = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now(), overlapping };
+      const delivery: ReceivedDelivery = {
+        method: req.method ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+        overlapping,
+        connection: connection.number,
+        reused: connection.requests > 1,
+        answeredAt: null,
+      };
       receiver.received.push(delivery);
       const reply = receiver.answer(delivery);
       const finish = () => {
         inFlight.set(id, (inFlight.get(id) ?? 1) - 1);
         if (res.destroyed) return;
+        if (reply.drop === 'mid-answer') req.socket.write('HTTP/1.1 20');
+        if (reply.drop) return void req.socket.destroy();
         res.writeHead(reply.status, reply.headers ?? {});
         res.end();
+        delivery.answeredAt = Date.now();
       };
       if (reply.delayMs) setTimeout(finish, reply.delayMs);
       else finish();
     });
+  });
+  if (serverOptions.keepAliveTimeout !== undefined) server.keepAliveTimeout = serverOptions.keepAliveTimeout;
+  server.on('secureConnection', (socket) => {
+    receiver.connections += 1;
+    connectionOf.set(socket, { number: receiver.connections, requests: 0 });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
+import type { components } from '../../src/contract/public-v1-types.ts';
 import type { Database } from '../../src/db/database.ts';
 import type { ReceivedDelivery } from './webhook-receiver.ts';
 
@@ -47,4 +48,4 @@ export function verifyDelivery(secret: string, delivery: ReceivedDelivery, body 
   return new Webhook(secret).verify(body, standardHeaders(delivery));
 }
 
-export const bookingOf = (delivery: ReceivedDelivery) => (JSON.parse(delivery.body) as { data: { booking: { id: string } } }).data.booking;
+export const bookingOf = (delivery: ReceivedDelivery) => (JSON.parse(delivery.body) as components['schemas']['BookingCreatedEvent']).data.booking;

@@ -6,17 +6,17 @@ const CHANGELOG = readFileSync(new URL('../../CHANGELOG.md', import.meta.url), '
 const headings = [...CHANGELOG.matchAll(/^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$/gm)].map((match) => ({ version: match[1]!, date: match[2] }));
 
 describe('CHANGELOG.md', () => {
-  it('keeps an [Unreleased] section above the releases', () => {
+  it('versioning.changelog: keeps an [Unreleased] section above the releases', () => {
     expect(headings[0]).toEqual({ version: 'Unreleased', date: undefined });
   });
 
-  it('names as its newest release the version openapi/public-v1.yaml declares, with a date', () => {
+  it('versioning.changelog: names as its newest release the version openapi/public-v1.yaml declares, with a date', () => {
     const newest = headings[1];
     expect(newest?.version).toBe((spec.info as { version: string }).version);
     expect(newest?.date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
   });
 
-  it('contract 9: the first release lists what part 9 names', () => {
+  it('versioning.first-release: the first release lists bearer keys, the three scopes, both endpoints, the error shape, the limits, the calendar feed, the webhook and the separate widget API', () => {
     // Line breaks in the Markdown do not matter.
     const first = CHANGELOG.slice(CHANGELOG.lastIndexOf('\n## [')).replace(/\s+/g, ' ');
     for (const item of [

@@ -42,7 +42,7 @@ describe('configuration', () => {
     expect(loadConfig({ PORT: '', UNRELATED: 'x' }).PORT).toBe(3000);
   });
 
-  it('decisions webhooks: the retry schedule, timeout and target rule default to the contract values', () => {
+  it('webhooks.schedule: the retry schedule, timeout and target rule default to the contract values', () => {
     const config = loadConfig({});
     expect(config.WEBHOOK_RETRY_DELAYS_MS).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
     expect(config.WEBHOOK_TIMEOUT_MS).toBe(15_000);
@@ -62,5 +62,51 @@ describe('configuration', () => {
     const problems = (error as ConfigError).problems.join('\n');
     for (const name of ['WEBHOOK_RETRY_DELAYS_MS', 'WEBHOOK_SECRET_KEY', 'WEBHOOK_TIMEOUT_MS']) expect(problems).toContain(name);
     expect(() => loadConfig({ WEBHOOK_TIMEOUT_MS: '15000', WEBHOOK_STALE_LOCK_MS: '30000' })).toThrow(/WEBHOOK_STALE_LOCK_MS/);
+  });
+
+  it('reads several webhook secret keys, newest first, fractional retention and disable days, and refuses a malformed key or a non-positive number of days', () => {
+    const [a, b] = [Buffer.alloc(32, 1).toString('base64'), Buffer.alloc(32, 2).toString('base64')];
+    expect(loadConfig({ WEBHOOK_SECRET_KEY: `${a}, ${b}` }).WEBHOOK_SECRET_KEY).toEqual([a, b]);
+    expect(loadConfig({})).toMatchObject({ WEBHOOK_BODY_RETENTION_DAYS: 30, WEBHOOK_DISABLE_AFTER_DAYS: 5 });
+    expect(loadConfig({ WEBHOOK_BODY_RETENTION_DAYS: '0.5', WEBHOOK_DISABLE_AFTER_DAYS: '0.00002' })).toMatchObject({ WEBHOOK_BODY_RETENTION_DAYS: 0.5, WEBHOOK_DISABLE_AFTER_DAYS: 0.00002 });
+    let error: unknown;
+    try {
+      loadConfig({ WEBHOOK_SECRET_KEY: `${a},not-a-key`, WEBHOOK_BODY_RETENTION_DAYS: '0', WEBHOOK_DISABLE_AFTER_DAYS: '-1' });
+    } catch (caught) {
+      error = caught;
+    }
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const name of ['WEBHOOK_SECRET_KEY', 'WEBHOOK_BODY_RETENTION_DAYS', 'WEBHOOK_DISABLE_AFTER_DAYS']) expect(problems).toContain(name);
+  });
+
+  it('TRUST_PROXY takes express\'s trust proxy forms and refuses true, saying what to set instead', () => {
+    expect(loadConfig({}).TRUST_PROXY).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).TRUST_PROXY).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '0' }).TRUST_PROXY).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).TRUST_PROXY).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8, fd00::/8, 192.0.2.7, uniquelocal' }).TRUST_PROXY).toEqual(['loopback', '10.0.0.0/8', 'fd00::/8', '192.0.2.7', 'uniquelocal']);
+    for (const value of ['true', 'TRUE', 'yes']) expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/TRUST_PROXY: true is not accepted.*\(e\.g\. 1\)/);
+    expect(() => loadConfig({ TRUST_PROXY: 'loopbak, 10.0.0.0/33' })).toThrow(/"loopbak", "10\.0\.0\.0\/33" is not a hop count/);
+  });
+
+  it('listener timeouts and connection caps default to 10 s, 30 s and 1000, and a header timeout longer than the request timeout is refused', () => {
+    expect(loadConfig({})).toMatchObject({ HEADERS_TIMEOUT_MS: 10_000, REQUEST_TIMEOUT_MS: 30_000, MAX_CONNECTIONS: 1000, RATE_LIMIT_CLEANUP_INTERVAL_S: 60 });
+    expect(() => loadConfig({ HEADERS_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '1000' })).toThrow(/HEADERS_TIMEOUT_MS: must not be longer than REQUEST_TIMEOUT_MS/);
+    expect(() => loadConfig({ MAX_CONNECTIONS: '0' })).toThrow(/MAX_CONNECTIONS/);
+  });
+
+  it('METRICS_TOKEN needs the internal listener and at least 16 characters', () => {
+    expect(() => loadConfig({ METRICS_TOKEN: 'metrics-token-0123456789' })).toThrow(/METRICS_TOKEN: needs INTERNAL_API_TOKEN/);
+    expect(() => loadConfig({ INTERNAL_API_TOKEN: 'internal-token-0123456789', METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN/);
+    expect(loadConfig({ INTERNAL_API_TOKEN: 'internal-token-0123456789', METRICS_TOKEN: 'metrics-token-0123456789' }).METRICS_TOKEN).toBe('metrics-token-0123456789');
+  });
+});
+
+describe('RESPONSE_CACHE_MAX_BYTES', () => {
+  it('defaults to 64 MiB, takes 0 to turn the response cache off, and refuses what is not a whole number of bytes', () => {
+    expect(loadConfig({}).RESPONSE_CACHE_MAX_BYTES).toBe(64 * 1024 * 1024);
+    expect(loadConfig({ RESPONSE_CACHE_MAX_BYTES: '0' }).RESPONSE_CACHE_MAX_BYTES).toBe(0);
+    expect(loadConfig({ RESPONSE_CACHE_MAX_BYTES: '1048576' }).RESPONSE_CACHE_MAX_BYTES).toBe(1_048_576);
+    for (const value of ['-1', '64MB', '1.5']) expect(() => loadConfig({ RESPONSE_CACHE_MAX_BYTES: value }), value).toThrow(/RESPONSE_CACHE_MAX_BYTES/);
   });
 });

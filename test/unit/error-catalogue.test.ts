@@ -29,11 +29,11 @@ function documentedCodes(): { enumCodes: Set<string>; exampleStatus: Map<string,
 describe('error catalogue', () => {
   const { enumCodes } = documentedCodes();
 
-  it('every code in the catalogue is documented in openapi/public-v1.yaml, and every documented code is in the catalogue', () => {
+  it('errors.catalogue: every code in the catalogue is documented in openapi/public-v1.yaml, and every documented code is in the catalogue', () => {
     expect([...enumCodes].sort()).toEqual([...errorCodes].sort());
   });
 
-  it('every documented response with an example error code uses the status the catalogue gives that code', () => {
+  it('errors.catalogue: every documented response with an example error code uses the status the catalogue gives that code', () => {
     const responses = (spec.components as { responses?: Record<string, unknown> }).responses ?? {};
     const paths = spec.paths as Record<string, Record<string, { responses?: Record<string, unknown> }>>;
     const pairs: Array<[string, unknown]> = [];
@@ -57,7 +57,7 @@ describe('error catalogue', () => {
     expect(checked).toBeGreaterThanOrEqual(errorCodes.length);
   });
 
-  it('messages are safe: no hashes, key material, SQL or internal ids', () => {
+  it('errors.catalogue: messages are safe: no hashes, key material, SQL or internal ids', () => {
     for (const { message } of Object.values(errorCatalogue)) {
       expect(message).not.toMatch(/svc_|[0-9a-f]{16,}|SELECT|_id|ws_|key_/i);
     }

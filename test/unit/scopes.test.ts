@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseScopes } from '../../src/auth/scopes.ts';
 
-describe('scopes (contract part 5)', () => {
+describe('scope lists', () => {
   it('accepts the three scopes and returns them in canonical order without duplicates', () => {
     expect(parseScopes('participants:read, bookings:read,courses:read,bookings:read')).toEqual([
       'courses:read',
@@ -10,7 +10,7 @@ describe('scopes (contract part 5)', () => {
     ]);
   });
 
-  it('rule 4: participants:read cannot be granted without bookings:read', () => {
+  it('auth.scope-dependency: participants:read cannot be granted without bookings:read', () => {
     expect(() => parseScopes('participants:read')).toThrow('participants:read cannot be granted without bookings:read');
     expect(() => parseScopes(['courses:read', 'participants:read'])).toThrow(/without bookings:read/);
   });

@@ -11,7 +11,7 @@ import {
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-describe('API key format (decisions.md: authentication)', () => {
+describe('auth.key-format: an API key is svc_api_ + 32 random base62 characters + a 6-character base62 CRC32 checksum', () => {
   it('is svc_api_ + 32 base62 characters + 6 base62 characters of a CRC32 of what precedes them', () => {
     for (let i = 0; i < 200; i += 1) {
       const key = generateApiKey();
@@ -42,21 +42,23 @@ describe('API key format (decisions.md: authentication)', () => {
     expect(isWellFormedApiKey(`${key.slice(0, 20)}-${key.slice(21)}`)).toBe(false);
     expect(isWellFormedApiKey('')).toBe(false);
   });
+});
 
-  it('the maximum accepted length is 128 characters', () => {
+describe('API key length', () => {
+  it('auth.max-length: the maximum accepted length is 128 characters', () => {
     expect(MAX_API_KEY_LENGTH).toBe(128);
   });
 });
 
-describe('feed tokens and webhook secrets (decisions.md)', () => {
-  it('a feed token is svc_cal_ + 32 base62 characters', () => {
+describe('feed tokens and webhook secrets', () => {
+  it('calendar.token: a feed token is svc_cal_ + 32 base62 characters', () => {
     const token = generateFeedToken();
     expect(token).toMatch(/^svc_cal_[0-9A-Za-z]{32}$/);
     expect(isWellFormedFeedToken(token)).toBe(true);
     expect(isWellFormedFeedToken(`${token}x`)).toBe(false);
   });
 
-  it('a webhook secret is whsec_ + base64 of 32 random bytes', () => {
+  it('webhooks.secret: a webhook secret is whsec_ + base64 of 32 random bytes', () => {
     const secret = generateWebhookSecret();
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(secret.slice(6), 'base64')).toHaveLength(32);

@@ -7,7 +7,7 @@ CREATE TABLE api_keys (
   scopes text[] NOT NULL CHECK (
     cardinality(scopes) > 0
     AND scopes <@ ARRAY['courses:read', 'bookings:read', 'participants:read']
-    -- participants:read cannot be granted without bookings:read (contract part 5, rule 4).
+    -- participants:read cannot be granted without bookings:read (docs/contract-rules.md, auth.scope-dependency).
     AND (NOT 'participants:read' = ANY (scopes) OR 'bookings:read' = ANY (scopes))
   ),
   -- Only a SHA-256 hash and the last 4 characters are kept; the key itself is shown once.

@@ -16,7 +16,7 @@ CREATE TABLE webhook_endpoints (
 );
 CREATE INDEX webhook_endpoints_workspace_active ON webhook_endpoints (workspace_id) WHERE removed_at IS NULL;
 
--- One event per booking (decisions: every insert, by whatever writer, produces exactly one event).
+-- One event per booking: every insert, by whatever writer, produces exactly one event (docs/contract-rules.md, webhooks.guarantee).
 CREATE TABLE webhook_events (
   id text PRIMARY KEY DEFAULT new_id('evt'),
   workspace_id text NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,

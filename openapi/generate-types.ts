@@ -2,17 +2,17 @@ import { writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 
-export const SPEC_FILE = new URL('../../openapi/public-v1.yaml', import.meta.url);
-export const TYPES_FILE = new URL('./public-v1-types.ts', import.meta.url);
+export const SPEC_FILE = new URL('./public-v1.yaml', import.meta.url);
+export const TYPES_FILE = new URL('../src/contract/public-v1-types.ts', import.meta.url);
 
 const HEADER = `/**
- * Generated from openapi/public-v1.yaml by openapi-typescript: run \`npm run generate:client\`.
+ * Generated from openapi/public-v1.yaml by openapi-typescript: run \`npm run generate:types\`.
  * Do not edit; the suite fails when this file no longer matches the spec.
  */
 
 `;
 
-/** The client's types as openapi-typescript generates them from the spec now. */
+/** The contract's types as openapi-typescript generates them from the spec now. */
 export async function generateTypes(): Promise<string> {
   return HEADER + astToString(await openapiTS(SPEC_FILE));
 }

@@ -1,15 +1,20 @@
-import { ResourceRegistry, type ResourceDefinition } from './resource.ts';
+import { ResourceRegistry, type FieldDefinition, type ResourceDefinition } from './resource-registry.ts';
 
-/** Only scheduled sessions are listed: cancelled ones never appear in /courses (decisions.md). */
+/** Only scheduled sessions are listed: cancelled ones never appear in /courses (docs/contract-rules.md, resources.sessions-listed). */
 const SCHEDULED = { status: 'scheduled' } as const;
+
+const id = (column: string): FieldDefinition => ({ column, type: 'id' });
+const enumeration = (column: string): FieldDefinition => ({ column, type: 'enum' });
+const timestamp = (column: string): FieldDefinition => ({ column, type: 'timestamp' });
+const int = (column: string): FieldDefinition => ({ column, type: 'int' });
 
 export const resources: readonly ResourceDefinition[] = [
   {
     name: 'Workspace',
     table: 'workspaces',
     key: 'id',
-    fields: { id: 'id', name: 'name', createdAt: 'created_at' },
-    timestamps: ['createdAt'],
+    fields: { id: id('id'), name: 'name', createdAt: timestamp('created_at') },
+    workspaceField: 'id',
     roots: { workspace: { argument: 'id' } },
     relations: {
       // Published runs with at least one scheduled session, by their earliest one, ties by id.
@@ -40,7 +45,7 @@ export const resources: readonly ResourceDefinition[] = [
         foreignField: 'workspaceId',
         orderBy: [{ field: 'title' }, { field: 'id' }],
       },
-      // Newest first, ties by id descending, at most 100 (contract part 4).
+      // Newest first, ties by id descending, at most 100 (docs/contract-rules.md, resources.booking-order and resources.booking-limit).
       bookings: {
         resource: 'Booking',
         kind: 'many',
@@ -60,14 +65,14 @@ export const resources: readonly ResourceDefinition[] = [
     table: 'course_templates',
     key: 'id',
     fields: {
-      id: 'id',
-      workspaceId: 'workspace_id',
+      id: id('id'),
+      workspaceId: id('workspace_id'),
       title: 'title',
       description: 'description',
-      revision: 'revision',
-      updatedAt: 'updated_at',
+      revision: int('revision'),
+      updatedAt: timestamp('updated_at'),
     },
-    timestamps: ['updatedAt'],
+    workspaceField: 'workspaceId',
     roots: { courseTemplate: { argument: 'id' } },
   },
   {
@@ -75,14 +80,14 @@ export const resources: readonly ResourceDefinition[] = [
     table: 'course_runs',
     key: 'id',
     fields: {
-      id: 'id',
-      workspaceId: 'workspace_id',
-      templateId: 'template_id',
-      status: 'status',
-      createdAt: 'created_at',
-      updatedAt: 'updated_at',
+      id: id('id'),
+      workspaceId: id('workspace_id'),
+      templateId: id('template_id'),
+      status: enumeration('status'),
+      createdAt: timestamp('created_at'),
+      updatedAt: timestamp('updated_at'),
     },
-    timestamps: ['createdAt', 'updatedAt'],
+    workspaceField: 'workspaceId',
     roots: { courseRun: { argument: 'id' } },
     relations: {
       template: { resource: 'CourseTemplate', kind: 'one', localField: 'templateId', foreignField: 'id' },
@@ -112,17 +117,18 @@ export const resources: readonly ResourceDefinition[] = [
     table: 'sessions',
     key: 'id',
     fields: {
-      id: 'id',
-      courseRunId: 'course_run_id',
-      startsAt: 'starts_at',
-      durationMinutes: 'duration_minutes',
+      id: id('id'),
+      workspaceId: id('workspace_id'),
+      courseRunId: id('course_run_id'),
+      startsAt: timestamp('starts_at'),
+      durationMinutes: int('duration_minutes'),
       timeZone: 'time_zone',
       location: 'location',
-      status: 'status',
-      revision: 'revision',
-      updatedAt: 'updated_at',
+      status: enumeration('status'),
+      revision: int('revision'),
+      updatedAt: timestamp('updated_at'),
     },
-    timestamps: ['startsAt', 'updatedAt'],
+    workspaceField: 'workspaceId',
     relations: {
       courseRun: { resource: 'CourseRun', kind: 'one', localField: 'courseRunId', foreignField: 'id' },
     },
@@ -132,15 +138,15 @@ export const resources: readonly ResourceDefinition[] = [
     table: 'bookings',
     key: 'id',
     fields: {
-      id: 'id',
-      workspaceId: 'workspace_id',
-      courseRunId: 'course_run_id',
-      source: 'source',
-      status: 'status',
-      createdAt: 'created_at',
-      updatedAt: 'updated_at',
+      id: id('id'),
+      workspaceId: id('workspace_id'),
+      courseRunId: id('course_run_id'),
+      source: enumeration('source'),
+      status: enumeration('status'),
+      createdAt: timestamp('created_at'),
+      updatedAt: timestamp('updated_at'),
     },
-    timestamps: ['createdAt', 'updatedAt'],
+    workspaceField: 'workspaceId',
     roots: { booking: { argument: 'id' } },
     relations: {
       courseRun: { resource: 'CourseRun', kind: 'one', localField: 'courseRunId', foreignField: 'id' },
@@ -152,7 +158,10 @@ export const resources: readonly ResourceDefinition[] = [
     name: 'Participant',
     table: 'participants',
     key: 'bookingId',
-    fields: { bookingId: 'booking_id', name: 'name', email: 'email' },
+    fields: { bookingId: id('booking_id'), name: 'name', email: 'email' },
+    // Reached only through its booking, whose workspace it shares.
+    workspaceThrough: { field: 'bookingId', resource: 'Booking' },
+    personalData: true,
   },
 ];
 

@@ -1,5 +1,5 @@
 /**
- * Generated from openapi/public-v1.yaml by openapi-typescript: run `npm run generate:client`.
+ * Generated from openapi/public-v1.yaml by openapi-typescript: run `npm run generate:types`.
  * Do not edit; the suite fails when this file no longer matches the spec.
  */
 
@@ -267,6 +267,11 @@ export interface webhooks {
          *     base64 of 32 random bytes; the key is the base64-decoded part) over
          *     `<webhook-id>.<webhook-timestamp>.<raw body>`, sent as `v1,<base64>` in `x-svc-signature`
          *     and, identically, in `webhook-signature`, so every Standard Webhooks library verifies it.
+         *     Either header may hold several signatures separated by single spaces
+         *     (`v1,<base64> v1,<base64>`): while an endpoint's secret is being rotated, every attempt is
+         *     signed with the new and the previous secret until the overlap chosen by the operator ends
+         *     (24 hours by default), then with the new one alone. A receiver accepts the delivery when
+         *     any one entry matches a secret it holds; Standard Webhooks libraries do this already.
          *
          *     **Delivery**: at-least-once; deduplicate by `webhook-id` (the event `id`); no ordering
          *     guarantee. An attempt fails on a network or TLS error, a 15 s timeout (for the whole
@@ -275,7 +280,10 @@ export interface webhooks {
          *     failure; after the 8th failure the delivery is marked failed and later events are still
          *     sent. Every attempt of an event to an endpoint sends the same body (`data.booking` as it
          *     was at the first attempt); only `webhook-timestamp` and the signature change. An operator
-         *     may add manual attempts outside the 8. Targets must be `https://`; private, loopback,
+         *     may add manual attempts outside the 8, or send the failed events of an endpoint since a
+         *     given time again, each as a new series of up to 8 attempts with its original `webhook-id`.
+         *     An endpoint whose every attempt has failed for 5 days (the default) is disabled until an operator
+         *     enables it again. Targets must be `https://`; private, loopback,
          *     link-local and other non-public addresses are refused when connecting, after DNS
          *     resolution. The request has `Content-Type: application/json` and
          *     `User-Agent: course-booking-webhooks/1`.
@@ -405,6 +413,7 @@ export interface components {
          *     | 403 | missing_scope |
          *     | 404 | not_found |
          *     | 405 | method_not_allowed |
+         *     | 408 | request_timeout |
          *     | 429 | rate_limit_exceeded |
          *     | 500 | internal_error |
          *     | 503 | service_unavailable |
@@ -412,7 +421,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "invalid_request" | "invalid_api_key" | "missing_scope" | "not_found" | "method_not_allowed" | "rate_limit_exceeded" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "invalid_api_key" | "missing_scope" | "not_found" | "method_not_allowed" | "request_timeout" | "rate_limit_exceeded" | "internal_error" | "service_unavailable";
                 /** @description A human-readable explanation, safe to show. */
                 message: string;
             };
@@ -598,8 +607,31 @@ export interface components {
             };
         };
         /**
+         * @description The request's headers did not arrive within the header timeout (10 seconds by default) of
+         *     its start, or the whole request not within the request timeout (30 seconds by default).
+         *     The connection is closed after this answer.
+         */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "request_timeout",
+                 *         "message": "The request was not received in time."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
          * @description More than 120 requests in 60 seconds with this key; or, without a valid key, more than 30
-         *     failed authentications in 60 seconds from this client address.
+         *     failed authentications (API keys and feed tokens together) in 60 seconds from this client
+         *     address. While an address is over that limit its requests are refused before any key is
+         *     looked up, except with a key this instance recently found valid.
          */
         RateLimitExceeded: {
             headers: {
@@ -620,7 +652,11 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description More than 120 requests in 60 seconds with this feed token. */
+        /**
+         * @description More than 120 requests in 60 seconds with this feed token; or more than 30 failed
+         *     authentications (unknown or malformed feed tokens and API keys together) in 60 seconds
+         *     from this client address.
+         */
         FeedRateLimitExceeded: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -817,6 +853,7 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["InvalidApiKey"];
             403: components["responses"]["MissingScope"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["RateLimitExceeded"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -883,6 +920,7 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["InvalidApiKey"];
             403: components["responses"]["MissingScope"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["RateLimitExceeded"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -913,6 +951,7 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["InvalidApiKey"];
             403: components["responses"]["MissingScope"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["RateLimitExceeded"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -979,6 +1018,7 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["InvalidApiKey"];
             403: components["responses"]["MissingScope"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["RateLimitExceeded"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1020,6 +1060,7 @@ export interface operations {
             200: components["responses"]["Calendar"];
             304: components["responses"]["CalendarNotModified"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["FeedRateLimitExceeded"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1067,6 +1108,7 @@ export interface operations {
             200: components["responses"]["Calendar"];
             304: components["responses"]["CalendarNotModified"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["FeedRateLimitExceeded"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1208,7 +1250,7 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description `v1,<base64 HMAC-SHA256>`; several space-separated signatures may be sent during secret rotation.
+                 * @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap, two such entries separated by a space (`v1,<new> v1,<previous>`): accept the delivery when any entry verifies.
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
                 "x-svc-signature": string;
@@ -1222,10 +1264,7 @@ export interface operations {
                  * @example 1795344000
                  */
                 "webhook-timestamp": string;
-                /**
-                 * @description The same value as `x-svc-signature`.
-                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
-                 */
+                /** @description The same value as `x-svc-signature` (one signature, or two space-separated during a secret rotation's overlap). */
                 "webhook-signature": string;
             };
             path?: never;

@@ -1,0 +1,110 @@
+import type { Queryable } from '../db/database.ts';
+import { InputError } from '../input-error.ts';
+import { generateInternalToken, sha256 } from './secret-format.ts';
+
+/** The name the audit trail gives requests made with `INTERNAL_API_TOKEN`; no named token may take it. */
+export const BOOTSTRAP_TOKEN_NAME = 'bootstrap';
+
+export interface IssuedInternalToken {
+  id: string;
+  name: string;
+  /** The token itself: shown once, never stored. */
+  token: string;
+  /** The workspaces it may read; null for every workspace. */
+  workspaces: string[] | null;
+}
+
+export interface InternalTokenSummary {
+  id: string;
+  name: string;
+  last4: string;
+  workspaces: string[] | null;
+  createdAt: string;
+  state: 'active' | 'revoked';
+}
+
+/** Who an internal request is: a named token, or the bootstrap token (id null). */
+export interface InternalPrincipal {
+  id: string | null;
+  name: string;
+  /** The workspaces it may read; null for every workspace. */
+  workspaces: readonly string[] | null;
+}
+
+/** Comma-separated workspace ids → the distinct ids, refusing blanks. */
+export function parseWorkspaceList(list: string): string[] {
+  const ids = list.split(',').map((id) => id.trim());
+  if (ids.some((id) => id === '')) throw new InputError('--workspaces must be comma-separated workspace ids, none of them empty');
+  return [...new Set(ids)];
+}
+
+export async function createInternalToken(
+  db: Queryable,
+  input: { name: string; workspaces?: readonly string[] | null | undefined },
+): Promise<IssuedInternalToken> {
+  const name = input.name.trim();
+  if (name === '') throw new InputError('The token name must not be empty');
+  if (name.length > 100) throw new InputError('The token name is longer than 100 characters');
+  if (name === BOOTSTRAP_TOKEN_NAME) throw new InputError(`The name "${BOOTSTRAP_TOKEN_NAME}" is reserved for INTERNAL_API_TOKEN`);
+  const workspaces = input.workspaces && input.workspaces.length > 0 ? [...new Set(input.workspaces)] : null;
+  if (workspaces) {
+    const found = await db.query<{ id: string }>('SELECT id FROM workspaces WHERE id = ANY($1)', [workspaces]);
+    const known = new Set(found.rows.map((row) => row.id));
+    const missing = workspaces.filter((id) => !known.has(id));
+    if (missing.length > 0) throw new InputError(`No workspace with id ${missing.map((id) => JSON.stringify(id)).join(', ')}`);
+  }
+  const token = generateInternalToken();
+  try {
+    const inserted = await db.query<{ id: string }>(
+      'INSERT INTO internal_tokens (name, token_hash, last4, workspaces) VALUES ($1, $2, $3, $4) RETURNING id',
+      [name, sha256(token), token.slice(-4), workspaces],
+    );
+    return { id: inserted.rows[0]!.id, name, token, workspaces };
+  } catch (error) {
+    if ((error as { constraint?: string }).constraint === 'internal_tokens_active_name') {
+      throw new InputError(`An active internal token is already named ${JSON.stringify(name)}; revoke it first or choose another name`);
+    }
+    throw error;
+  }
+}
+
+export async function listInternalTokens(db: Queryable): Promise<InternalTokenSummary[]> {
+  const found = await db.query<{ id: string; name: string; last4: string; workspaces: string[] | null; created_at: Date; revoked_at: Date | null }>(
+    'SELECT id, name, last4, workspaces, created_at, revoked_at FROM internal_tokens ORDER BY created_at, id',
+  );
+  return found.rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    last4: row.last4,
+    workspaces: row.workspaces,
+    createdAt: row.created_at.toISOString(),
+    state: row.revoked_at ? 'revoked' : 'active',
+  }));
+}
+
+/** Revokes a token by id or by its (active) name; it is refused from the next request on. */
+export async function revokeInternalToken(db: Queryable, by: { id: string } | { name: string }): Promise<{ id: string; name: string; state: 'revoked' }> {
+  const updated =
+    'id' in by
+      ? await db.query<{ id: string; name: string }>(
+          'UPDATE internal_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id, name',
+          [by.id],
+        )
+      : await db.query<{ id: string; name: string }>(
+          'UPDATE internal_tokens SET revoked_at = now() WHERE name = $1 AND revoked_at IS NULL RETURNING id, name',
+          [by.name],
+        );
+  const row = updated.rows[0];
+  if (!row) throw new InputError('id' in by ? `No internal token with id ${JSON.stringify(by.id)}` : `No active internal token named ${JSON.stringify(by.name)}`);
+  return { id: row.id, name: row.name, state: 'revoked' };
+}
+
+/** The active token with this hash, or null. Not cached: a revoked token is refused at once. */
+export async function findActiveInternalToken(db: Queryable, tokenHash: Buffer): Promise<InternalPrincipal | null> {
+  const found = await db.query<{ id: string; name: string; workspaces: string[] | null }>(
+    'SELECT id, name, workspaces FROM internal_tokens WHERE token_hash = $1 AND revoked_at IS NULL',
+    [tokenHash],
+  );
+  const row = found.rows[0];
+  return row ? { id: row.id, name: row.name, workspaces: row.workspaces } : null;
+}

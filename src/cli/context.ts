@@ -1,0 +1,74 @@
+import { Option } from 'commander';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import { migrate } from '../db/migrate.ts';
+import { InputError } from '../input-error.ts';
+import { requireSecretBox, type SecretBox } from '../webhooks/secret-box.ts';
+
+export interface CliIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  /** Opens the configured database; called only by commands that need it. */
+  openDb(): Promise<Database>;
+  config: Config;
+  /** Whether the embedded database's data directory may hold the webhook secret key. */
+  secretKeyFromDataDir?: boolean;
+  /** Resolves when a long-running command (the worker) should stop; SIGTERM or SIGINT by default. */
+  untilStopped?: () => Promise<string>;
+  /** Certificates the worker and redelivery trust besides the default store (tests). */
+  trustedCertificates?: string[];
+}
+
+export interface Output {
+  json?: boolean;
+}
+
+/** What every command group gets: the io, the database opened (and migrated) on first use, output. */
+export interface CliContext {
+  readonly io: CliIo;
+  readonly config: Config;
+  /** The database, opened and migrated on first use and closed when the command ends. */
+  database(): Promise<Database>;
+  /** The database opened without migrating it (the migrate command itself). */
+  openUnmigrated(): Promise<Database>;
+  secretBox(): Promise<SecretBox>;
+  /** Prints `result` as one JSON line with --json, `text` otherwise. */
+  print(options: Output, result: unknown, text: string): void;
+  close(): Promise<void>;
+}
+
+export function createContext(io: CliIo): CliContext {
+  let db: Database | null = null;
+  const open = async () => (db ??= await io.openDb());
+  return {
+    io,
+    config: io.config,
+    async database() {
+      const opened = db;
+      if (opened) return opened;
+      const fresh = await open();
+      await migrate(fresh);
+      return fresh;
+    },
+    openUnmigrated: open,
+    secretBox: () => requireSecretBox(io.config, { embeddedDataDir: io.secretKeyFromDataDir ?? false }),
+    print(options, result, text) {
+      io.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `${text}\n`);
+    },
+    async close() {
+      const opened = db;
+      db = null;
+      if (opened) await opened.close();
+    },
+  };
+}
+
+export const jsonOption = () => new Option('--json', 'print the result as JSON');
+
+/** A commander argument parser that refuses blank values with a clear message. */
+export function nonEmpty(label: string) {
+  return (value: string) => {
+    if (value.trim() === '') throw new InputError(`${label} must not be empty`);
+    return value.trim();
+  };
+}

@@ -1,0 +1,91 @@
+-- Up Migration
+
+-- Secret rotation keeps the previous secret until its overlap ends; every attempt until then is
+-- signed with both. An endpoint whose deliveries keep failing is disabled until an operator
+-- enables it again. Sealed secrets written from now on carry the id of the key that sealed them
+-- and are bound to their endpoint; those sealed before stay readable (`webhook reseal` upgrades them).
+ALTER TABLE webhook_endpoints
+  ADD COLUMN previous_secret_ciphertext bytea CHECK (length(previous_secret_ciphertext) > 28),
+  ADD COLUMN previous_secret_expires_at timestamptz,
+  ADD COLUMN disabled_at timestamptz,
+  ADD CONSTRAINT webhook_endpoints_previous_secret CHECK ((previous_secret_ciphertext IS NULL) = (previous_secret_expires_at IS NULL));
+
+-- `webhook recover` starts a new series of up to 8 attempts for a failed delivery; attempts are
+-- numbered within their series. `finished_at` is when the delivery reached its final state: the
+-- stored body (personal data for endpoints with participants) is erased a retention time later.
+ALTER TABLE webhook_deliveries
+  ADD COLUMN series integer NOT NULL DEFAULT 1 CHECK (series >= 1),
+  ADD COLUMN finished_at timestamptz,
+  ADD COLUMN body_erased_at timestamptz;
+UPDATE webhook_deliveries SET finished_at = updated_at WHERE state <> 'pending';
+CREATE INDEX webhook_deliveries_body_retention ON webhook_deliveries (finished_at) WHERE body IS NOT NULL;
+CREATE INDEX webhook_deliveries_endpoint_state ON webhook_deliveries (endpoint_id, state);
+ALTER TABLE webhook_attempts ADD COLUMN series integer NOT NULL DEFAULT 1 CHECK (series >= 1);
+
+-- As before, and: an event recorded while an endpoint is disabled gets a delivery to it that is
+-- failed from the start, without an attempt or a job, so that `webhook recover` can send it once
+-- the endpoint is enabled again.
+CREATE OR REPLACE FUNCTION record_bookings_created() RETURNS trigger
+  LANGUAGE plpgsql
+  AS $$
+DECLARE
+  v_jobs integer;
+BEGIN
+  WITH events AS (
+    INSERT INTO webhook_events (workspace_id, type, booking_id)
+    SELECT workspace_id, 'booking.created', id FROM new_bookings
+    RETURNING id, workspace_id
+  ), deliveries AS (
+    INSERT INTO webhook_deliveries (event_id, endpoint_id, state, next_attempt_at, finished_at)
+    SELECT events.id, endpoints.id,
+           CASE WHEN endpoints.disabled_at IS NULL THEN 'pending' ELSE 'failed' END::webhook_delivery_state,
+           CASE WHEN endpoints.disabled_at IS NULL THEN now() END,
+           CASE WHEN endpoints.disabled_at IS NOT NULL THEN now() END
+      FROM events JOIN webhook_endpoints endpoints ON endpoints.workspace_id = events.workspace_id AND endpoints.removed_at IS NULL
+    RETURNING id, state
+  ), specs AS (
+    SELECT array_agg(ROW('webhook_deliver', json_build_object('deliveryId', id), NULL, NULL, NULL, id, NULL, NULL)::graphile_worker.job_spec) AS list
+      FROM deliveries WHERE state = 'pending'
+  )
+  SELECT count(*) INTO v_jobs
+    FROM specs, LATERAL graphile_worker.add_jobs(specs.list)
+   WHERE specs.list IS NOT NULL;
+  RETURN NULL;
+END
+$$;
+
+-- Down Migration
+CREATE OR REPLACE FUNCTION record_bookings_created() RETURNS trigger
+  LANGUAGE plpgsql
+  AS $$
+DECLARE
+  v_jobs integer;
+BEGIN
+  WITH events AS (
+    INSERT INTO webhook_events (workspace_id, type, booking_id)
+    SELECT workspace_id, 'booking.created', id FROM new_bookings
+    RETURNING id, workspace_id
+  ), deliveries AS (
+    INSERT INTO webhook_deliveries (event_id, endpoint_id)
+    SELECT events.id, endpoints.id
+      FROM events JOIN webhook_endpoints endpoints ON endpoints.workspace_id = events.workspace_id AND endpoints.removed_at IS NULL
+    RETURNING id
+  ), specs AS (
+    SELECT array_agg(ROW('webhook_deliver', json_build_object('deliveryId', id), NULL, NULL, NULL, id, NULL, NULL)::graphile_worker.job_spec) AS list
+      FROM deliveries
+  )
+  SELECT count(*) INTO v_jobs
+    FROM specs, LATERAL graphile_worker.add_jobs(specs.list)
+   WHERE specs.list IS NOT NULL;
+  RETURN NULL;
+END
+$$;
+ALTER TABLE webhook_attempts DROP COLUMN series;
+DROP INDEX webhook_deliveries_endpoint_state;
+DROP INDEX webhook_deliveries_body_retention;
+ALTER TABLE webhook_deliveries DROP COLUMN body_erased_at, DROP COLUMN finished_at, DROP COLUMN series;
+ALTER TABLE webhook_endpoints
+  DROP CONSTRAINT webhook_endpoints_previous_secret,
+  DROP COLUMN disabled_at,
+  DROP COLUMN previous_secret_expires_at,
+  DROP COLUMN previous_secret_ciphertext;

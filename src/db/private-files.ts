@@ -1,0 +1,27 @@
+import { chmod, mkdir, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/**
+ * The embedded database's data directory holds participant data and key hashes: it is the
+ * service user's alone. Created with mode 0700, and tightened to it when an older version (or
+ * another umask) left it open.
+ */
+export async function ensurePrivateDirectory(path: string): Promise<void> {
+  await mkdir(path, { recursive: true, mode: 0o700 });
+  await chmod(path, 0o700);
+}
+
+/**
+ * Takes group and other access away from every file and directory under `path`. PGlite writes the
+ * files of a new database with mode 0666 whatever the umask (its file system sets the modes it
+ * extracted them with); PostgreSQL creates the files it adds later with 0600 itself.
+ */
+export async function removeGroupAndOtherAccess(path: string): Promise<void> {
+  for (const entry of await readdir(path, { withFileTypes: true })) {
+    const child = join(path, entry.name);
+    if (entry.isSymbolicLink()) continue;
+    if (entry.isDirectory()) await removeGroupAndOtherAccess(child);
+    const mode = (await stat(child)).mode & 0o777;
+    if ((mode & 0o077) !== 0) await chmod(child, mode & 0o700);
+  }
+}

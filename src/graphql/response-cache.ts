@@ -1,0 +1,192 @@
+import { LRUCache } from 'lru-cache';
+import type { Database } from '../db/database.ts';
+import { readDataVersion } from '../db/data-versions.ts';
+
+/**
+ * How a request's answer was produced, for the request log and the metrics:
+ * - `hit`: the bytes of the workspace's current data version were cached (or being built by a
+ *   request that read the same version): no statement but the version read;
+ * - `miss`: built, and stored under the version read before building;
+ * - `bypass`: built and not stored, because it is larger than the whole cache;
+ * - `off`: the cache is turned off (`RESPONSE_CACHE_MAX_BYTES=0`).
+ */
+export type CacheOutcome = 'hit' | 'miss' | 'bypass' | 'off';
+
+/** What the metrics hear from the cache. */
+export interface ResponseCacheEvents {
+  answered(answer: string, outcome: CacheOutcome): void;
+  evicted(): void;
+}
+
+export interface ResponseCacheOptions {
+  /** The bound of the cached bytes (bodies and keys); 0 turns the cache off. */
+  maxBytes: number;
+  db: Pick<Database, 'withConnection'>;
+  events?: ResponseCacheEvents;
+}
+
+/** One answer to be served: what it is, for whom, from which fixed operation's variables. */
+export interface AnswerRequest {
+  /** The kind of answer (`courses`, `bookings`, `calendar`): one serialisation of one operation. */
+  answer: string;
+  workspaceId: string;
+  /** The operation's variables, participant variant included: part of the key. */
+  variables: Readonly<Record<string, unknown>>;
+  /** The data version, when the caller has read it already (with the feed token); read here otherwise. */
+  version?: number;
+}
+
+export interface Answer {
+  /** The exact bytes of the body, in pieces. */
+  body: readonly Buffer[];
+  length: number;
+  outcome: CacheOutcome;
+}
+
+interface Entry {
+  version: number;
+  body: readonly Buffer[];
+  length: number;
+}
+
+interface Built {
+  body: Buffer[];
+  length: number;
+  stored: boolean;
+}
+
+const lengthOf = (pieces: readonly Buffer[]) => pieces.reduce((sum, piece) => sum + piece.length, 0);
+
+function ownCopy(piece: Buffer): Buffer {
+  const copy = Buffer.allocUnsafeSlow(piece.length);
+  piece.copy(copy);
+  return copy;
+}
+
+/**
+ * A byte-bounded LRU of serialised answers in front of the fixed operations, exact across
+ * instances: an entry is served only to a request whose own read of the workspace's data version
+ * (one statement, never cached) returns the entry's version, and a committed change to anything the
+ * answer is built from moves that version in the writing transaction. One entry per answer,
+ * workspace and variables: a newer version replaces an older one.
+ *
+ * An entry is stored under the version read before its answer was built. Each of the build's
+ * statements starts after that read, so it sees every change the version counts (and perhaps later
+ * ones): whoever reads that version later read it before any later change committed, so the entry
+ * holds everything committed before their request started, which is what exactness asks. An
+ * entry may show a later change early, never miss one it should show.
+ */
+export class ResponseCache {
+  readonly maxBytes: number;
+  readonly #db: Pick<Database, 'withConnection'>;
+  readonly #events: ResponseCacheEvents | undefined;
+  readonly #entries: LRUCache<string, Entry> | null;
+  /** Builds under way, by key and version: concurrent requests for the same answer share one. */
+  readonly #building = new Map<string, Promise<Built>>();
+  /** Version reads of a workspace waiting for a connection, not sent yet: a request may still join. */
+  readonly #unsent = new Map<string, Promise<number>>();
+
+  constructor(options: ResponseCacheOptions) {
+    this.maxBytes = options.maxBytes;
+    this.#db = options.db;
+    this.#events = options.events;
+    this.#entries =
+      options.maxBytes > 0
+        ? new LRUCache<string, Entry>({
+            maxSize: options.maxBytes,
+            sizeCalculation: (entry, key) => entry.length + key.length,
+            dispose: (_entry, _key, reason) => {
+              if (reason === 'evict') this.#events?.evicted();
+            },
+          })
+        : null;
+  }
+
+  get enabled(): boolean {
+    return this.#entries !== null;
+  }
+
+  /** Bytes held now (bodies and keys). */
+  get bytes(): number {
+    return this.#entries?.calculatedSize ?? 0;
+  }
+
+  get entries(): number {
+    return this.#entries?.size ?? 0;
+  }
+
+  /**
+   * The answer for this request: cached bytes of the workspace's current data version, or built by
+   * `build` (the exact bytes to send, in pieces).
+   */
+  async answer(request: AnswerRequest, build: () => Promise<Buffer[]>): Promise<Answer> {
+    const entries = this.#entries;
+    if (!entries) {
+      const body = await build();
+      return this.#done(request, { body, length: lengthOf(body), outcome: 'off' });
+    }
+    const version = request.version ?? (await this.#readVersion(request.workspaceId));
+    const key = `${request.answer}\n${request.workspaceId}\n${JSON.stringify(request.variables)}`;
+    const cached = entries.get(key);
+    if (cached?.version === version) return this.#done(request, { body: cached.body, length: cached.length, outcome: 'hit' });
+
+    const flight = `${key}\n${version}`;
+    const running = this.#building.get(flight);
+    if (running) {
+      const shared = await running;
+      return this.#done(request, { body: shared.body, length: shared.length, outcome: shared.stored ? 'hit' : 'bypass' });
+    }
+    const building = this.#build(key, version, build).finally(() => this.#building.delete(flight));
+    this.#building.set(flight, building);
+    const built = await building;
+    return this.#done(request, { body: built.body, length: built.length, outcome: built.stored ? 'miss' : 'bypass' });
+  }
+
+  async #build(key: string, version: number, build: () => Promise<Buffer[]>): Promise<Built> {
+    const pieces = await build();
+    const length = lengthOf(pieces);
+    if (length + key.length > this.maxBytes) return { body: pieces, length, stored: false };
+    // Kept as built, without a copy of the whole (a /courses of a large workspace is tens of MB);
+    // only a piece that shares its memory (Node's 8 KB pool for small buffers) gets memory of its
+    // own, so that a cached small answer does not keep a whole slab alive.
+    const body = pieces.map((piece) => (piece.byteOffset === 0 && piece.buffer.byteLength === piece.length ? piece : ownCopy(piece)));
+    const entries = this.#entries!;
+    // Versions only grow: a build of an older version that ends late never replaces a newer one.
+    const current = entries.peek(key);
+    if (current && current.version > version) return { body, length, stored: false };
+    entries.set(key, { version, body, length });
+    return { body, length, stored: true };
+  }
+
+  /** The workspace's data version as of now (see `#readVersion`), for a caller that needs it itself. */
+  readDataVersion(workspaceId: string): Promise<number> {
+    return this.#readVersion(workspaceId);
+  }
+
+  /**
+   * The workspace's data version, read by a statement sent after this call: concurrent callers
+   * share a read that has not been sent yet (it waits for a pooled connection), never one already
+   * sent, whose snapshot could predate a change committed before they were called.
+   */
+  #readVersion(workspaceId: string): Promise<number> {
+    let read = this.#unsent.get(workspaceId);
+    if (!read) {
+      read = this.#db.withConnection((connection) => {
+        // From here on nobody joins: the statement is written to the connection right after.
+        this.#unsent.delete(workspaceId);
+        return readDataVersion(connection, workspaceId);
+      });
+      this.#unsent.set(workspaceId, read);
+      // A read that fails before it is sent must not stay joinable.
+      read.catch(() => {}).finally(() => {
+        if (this.#unsent.get(workspaceId) === read) this.#unsent.delete(workspaceId);
+      });
+    }
+    return read;
+  }
+
+  #done(request: AnswerRequest, answer: Answer): Answer {
+    this.#events?.answered(request.answer, answer.outcome);
+    return answer;
+  }
+}

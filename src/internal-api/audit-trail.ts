@@ -1,0 +1,88 @@
+import { performance } from 'node:perf_hooks';
+import type { ApolloServerPlugin } from '@apollo/server';
+import type { RequestHandler, Response } from 'express';
+import type { GraphQLSchema } from 'graphql';
+import type { ResourceRegistry } from '../db/resource-registry.ts';
+import { selectsAnyType } from '../graphql/selection.ts';
+import type { Logger } from '../logger.ts';
+
+/**
+ * What the audit trail records of one internal request. Never the variables' values, never the
+ * result: who asked (the token's name), what (the operation's name and a hash of the document),
+ * how long it took, how many rows the database returned and whether personal data was selected.
+ */
+export interface AuditRecord {
+  tokenId: string | null;
+  tokenName: string | null;
+  operationName: string | null;
+  /** SHA-256 (hex) of the query document. */
+  documentHash: string | null;
+  participantData: boolean;
+  /** Error codes of the answer (never their messages' details). */
+  errorCodes: string[];
+  /** How many rows the request's statements returned so far. */
+  rows: () => number;
+}
+
+export function auditRecordOf(res: Response): AuditRecord {
+  return (res.locals as { audit: AuditRecord }).audit;
+}
+
+/** One log line per request to the internal GraphQL endpoint, refused ones included, when it ends. */
+export function useAuditTrail(logger: Logger): RequestHandler {
+  return (_req, res, next) => {
+    const started = performance.now();
+    const record: AuditRecord = {
+      tokenId: null,
+      tokenName: null,
+      operationName: null,
+      documentHash: null,
+      participantData: false,
+      errorCodes: [],
+      rows: () => 0,
+    };
+    res.locals.audit = record;
+    res.once('close', () => {
+      logger.info(
+        {
+          audit: 'internal-graphql',
+          tokenId: record.tokenId,
+          tokenName: record.tokenName,
+          operationName: record.operationName,
+          documentHash: record.documentHash,
+          status: res.statusCode,
+          durationMs: Math.round((performance.now() - started) * 10) / 10,
+          rows: record.rows(),
+          participantData: record.participantData,
+          errorCodes: record.errorCodes,
+        },
+        'internal graphql request',
+      );
+    });
+    next();
+  };
+}
+
+/** Fills the request's audit record from inside Apollo Server: the document, the operation, the errors. */
+export function useAuditPlugin(schema: GraphQLSchema, registry: ResourceRegistry): ApolloServerPlugin<{ audit: AuditRecord }> {
+  const personal = new Set(registry.all().filter((resource) => resource.personalData).map((resource) => resource.name));
+  return {
+    async requestDidStart({ contextValue }) {
+      const record = contextValue.audit;
+      return {
+        async didResolveSource({ queryHash }) {
+          record.documentHash = queryHash;
+        },
+        async didResolveOperation({ operation, operationName, document, request }) {
+          record.operationName = operationName ?? null;
+          if (operation) record.participantData = selectsAnyType(schema, document, operation, request.variables ?? {}, personal);
+        },
+        async willSendResponse({ response }) {
+          if (response.body.kind === 'single') {
+            record.errorCodes = (response.body.singleResult.errors ?? []).map((error) => String(error.extensions?.code ?? 'unknown'));
+          }
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import type { Queryable } from '../db/database.ts';
+import { InputError } from '../input-error.ts';
+
+export async function createWorkspace(db: Queryable, name: string): Promise<{ id: string }> {
+  const created = await db.query<{ id: string }>('INSERT INTO workspaces (name) VALUES ($1) RETURNING id', [name]);
+  return { id: created.rows[0]!.id };
+}
+
+export async function workspaceExists(db: Queryable, workspaceId: string): Promise<boolean> {
+  const found = await db.query('SELECT 1 FROM workspaces WHERE id = $1', [workspaceId]);
+  return (found.rowCount ?? 0) > 0;
+}
+
+export async function assertWorkspaceExists(db: Queryable, workspaceId: string): Promise<void> {
+  if (!(await workspaceExists(db, workspaceId))) throw new InputError(`No workspace with id ${JSON.stringify(workspaceId)}`);
+}
+
+/** The oldest workspace of this name that has an API key of the given name, or null. */
+export async function findWorkspaceWithKeyNamed(db: Queryable, workspaceName: string, keyName: string): Promise<string | null> {
+  const found = await db.query<{ id: string }>(
+    `SELECT w.id FROM workspaces w WHERE w.name = $1
+       AND EXISTS (SELECT 1 FROM api_keys k WHERE k.workspace_id = w.id AND k.name = $2)
+     ORDER BY w.created_at LIMIT 1`,
+    [workspaceName, keyName],
+  );
+  return found.rows[0]?.id ?? null;
+}

@@ -1,0 +1,181 @@
+import { describe, expect, it } from 'vitest';
+import type { Database, Queryable } from '../../src/db/database.ts';
+import { ResponseCache, type CacheOutcome } from '../../src/graphql/response-cache.ts';
+
+/**
+ * A database whose only answer is the data version the test sets; it counts the reads. A
+ * connection is handed out once `connections` lets it (at once unless a test holds them back).
+ */
+function versionSource(initial: number) {
+  const connection = {
+    async query() {
+      throw new Error('the response cache sends no other statement');
+    },
+    async queryArrays(text: string) {
+      expect(text).toMatch(/FROM data_versions/);
+      source.reads += 1;
+      return [[source.version]];
+    },
+  } as unknown as Queryable;
+  const source = {
+    version: initial,
+    reads: 0,
+    connections: Promise.resolve(),
+    db: {
+      async withConnection<T>(work: (connection: Queryable) => Promise<T>): Promise<T> {
+        await source.connections;
+        return work(connection);
+      },
+    } as Pick<Database, 'withConnection'>,
+  };
+  return source;
+}
+
+const request = (variables: Record<string, unknown> = { workspaceId: 'ws_1', withParticipant: false }) => ({
+  answer: 'bookings',
+  workspaceId: 'ws_1',
+  variables,
+});
+
+const bytes = (text: string) => [Buffer.from(text, 'utf8')];
+const text = (body: readonly Buffer[]) => Buffer.concat(body).toString('utf8');
+
+describe('the response cache', () => {
+  it('serves the stored bytes while the data version stays, and builds again once it moves', async () => {
+    const source = versionSource(7);
+    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    let builds = 0;
+    const build = async () => bytes(`answer ${++builds} of version ${source.version}`);
+
+    const first = await cache.answer(request(), build);
+    expect([first.outcome, text(first.body), first.length]).toEqual(['miss', 'answer 1 of version 7', 21]);
+    // Read once, before building: the answer is stored under version 7.
+    expect(source.reads).toBe(1);
+    const second = await cache.answer(request(), build);
+    expect([second.outcome, text(second.body)]).toEqual(['hit', 'answer 1 of version 7']);
+    expect(source.reads).toBe(2);
+
+    source.version = 8;
+    const third = await cache.answer(request(), build);
+    expect([third.outcome, text(third.body)]).toEqual(['miss', 'answer 2 of version 8']);
+    // The newer version replaced the older entry: one entry per answer, workspace and variables.
+    expect(cache.entries).toBe(1);
+    expect(builds).toBe(2);
+  });
+
+  it('stores an answer under the version read before building it, so that a request reading a later version builds again', async () => {
+    const source = versionSource(1);
+    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    const moving = async () => {
+      // A change commits while the answer's statements run: the answer may show it already.
+      source.version = 2;
+      return bytes('answer read partly before, partly after a change');
+    };
+    expect((await cache.answer(request(), moving)).outcome).toBe('miss');
+    expect(source.reads).toBe(1);
+    // Every later request reads version 2: the entry of version 1 is never served to it.
+    const next = await cache.answer(request(), async () => bytes('answer of version 2'));
+    expect([next.outcome, text(next.body)]).toEqual(['miss', 'answer of version 2']);
+    expect((await cache.answer(request(), async () => bytes('not built'))).outcome).toBe('hit');
+  });
+
+  it('keeps variants apart: other variables never get the bytes built for one', async () => {
+    const cache = new ResponseCache({ maxBytes: 1024, db: versionSource(3).db });
+    await cache.answer(request({ workspaceId: 'ws_1', withParticipant: true }), async () => bytes('with participants'));
+    const limited = await cache.answer(request({ workspaceId: 'ws_1', withParticipant: false }), async () => bytes('without'));
+    expect([limited.outcome, text(limited.body)]).toEqual(['miss', 'without']);
+    const other = await cache.answer({ ...request(), answer: 'courses' }, async () => bytes('courses'));
+    expect([other.outcome, text(other.body)]).toEqual(['miss', 'courses']);
+  });
+
+  it('serves an answer larger than the bound uncached, whole, and keeps within the bound by evicting the least recently used', async () => {
+    const evicted: number[] = [];
+    const outcomes: CacheOutcome[] = [];
+    const cache = new ResponseCache({
+      maxBytes: 300,
+      db: versionSource(1).db,
+      events: { answered: (_answer, outcome) => outcomes.push(outcome), evicted: () => evicted.push(1) },
+    });
+    const large = 'x'.repeat(400);
+    const first = await cache.answer(request(), async () => [Buffer.from(large.slice(0, 250)), Buffer.from(large.slice(250))]);
+    expect([first.outcome, text(first.body), first.length]).toEqual(['bypass', large, 400]);
+    expect(cache.bytes).toBe(0);
+
+    for (const workspaceId of ['ws_a', 'ws_b', 'ws_c', 'ws_d']) {
+      await cache.answer({ answer: 'courses', workspaceId, variables: { workspaceId } }, async () => bytes('y'.repeat(90)));
+      expect(cache.bytes).toBeLessThanOrEqual(300);
+    }
+    expect(evicted.length).toBeGreaterThan(0);
+    expect(outcomes).toEqual(['bypass', 'miss', 'miss', 'miss', 'miss']);
+  });
+
+  it('lets concurrent requests of one answer and version share a single build', async () => {
+    const source = versionSource(5);
+    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    let builds = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const build = async () => {
+      builds += 1;
+      await gate;
+      return bytes('shared');
+    };
+    const pending = Array.from({ length: 5 }, () => cache.answer(request(), build));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    release();
+    const answers = await Promise.all(pending);
+    expect(builds).toBe(1);
+    expect(answers.map((answer) => answer.outcome).sort()).toEqual(['hit', 'hit', 'hit', 'hit', 'miss']);
+    expect(new Set(answers.map((answer) => text(answer.body)))).toEqual(new Set(['shared']));
+  });
+
+  it('keeps a small answer in memory of its own, not in a slab of Node\'s shared buffer pool', async () => {
+    const cache = new ResponseCache({ maxBytes: 1024, db: versionSource(1).db });
+    const pooled = Buffer.from('{"data":[]}', 'utf8');
+    expect(pooled.buffer.byteLength).toBeGreaterThan(pooled.length);
+    await cache.answer(request(), async () => [pooled]);
+    const hit = await cache.answer(request(), async () => bytes('unused'));
+    expect(hit.outcome).toBe('hit');
+    expect(hit.body.map((piece) => [piece.buffer.byteLength, piece.toString()])).toEqual([[11, '{"data":[]}']]);
+  });
+
+  it('lets concurrent requests share a version read not sent yet, never one already sent', async () => {
+    const source = versionSource(1);
+    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    await cache.answer(request(), async () => bytes('stored'));
+    source.reads = 0;
+    // The pool has no free connection: the requests wait together for one read.
+    let free!: () => void;
+    source.connections = new Promise<void>((resolve) => (free = resolve));
+    const waiting = Array.from({ length: 5 }, () => cache.answer(request(), async () => bytes('unused')));
+    free();
+    expect((await Promise.all(waiting)).map((answer) => answer.outcome)).toEqual(['hit', 'hit', 'hit', 'hit', 'hit']);
+    expect(source.reads).toBe(1);
+    // A request that comes once that read was sent gets a read of its own, which sees a change
+    // committed in between.
+    source.connections = Promise.resolve();
+    const first = cache.answer(request(), async () => bytes('unused'));
+    await new Promise((resolve) => setImmediate(resolve));
+    source.version = 2;
+    const second = cache.answer(request(), async () => bytes('version 2'));
+    expect((await first).outcome).toBe('hit');
+    expect([(await second).outcome, text((await second).body)]).toEqual(['miss', 'version 2']);
+  });
+
+  it('with a bound of 0 is off: every answer is built, no version is read', async () => {
+    const source = versionSource(1);
+    const cache = new ResponseCache({ maxBytes: 0, db: source.db });
+    expect(cache.enabled).toBe(false);
+    for (let i = 0; i < 2; i += 1) expect((await cache.answer(request(), async () => bytes('built'))).outcome).toBe('off');
+    expect(source.reads).toBe(0);
+  });
+
+  it('uses a data version read by the caller instead of reading it again', async () => {
+    const source = versionSource(4);
+    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    await cache.answer({ ...request(), version: 4 }, async () => bytes('calendar'));
+    expect(source.reads).toBe(0);
+    expect((await cache.answer({ ...request(), version: 4 }, async () => bytes('again'))).outcome).toBe('hit');
+    expect(source.reads).toBe(0);
+  });
+});
