@@ -85,6 +85,10 @@ export class ResponseCache {
   readonly #building = new Map<string, Promise<Built>>();
   /** Version reads of a workspace waiting for a connection, not sent yet: a request may still join. */
   readonly #unsent = new Map<string, Promise<number>>();
+  /** Workspaces with a version read sent and not answered yet. */
+  readonly #sent = new Set<string>();
+  /** Callers who came while a read was sent: they share the read sent once it has answered. */
+  readonly #next = new Map<string, Promise<number>>();
 
   constructor(options: ResponseCacheOptions) {
     this.maxBytes = options.maxBytes;
@@ -164,24 +168,46 @@ export class ResponseCache {
   }
 
   /**
-   * The workspace's data version, read by a statement sent after this call: concurrent callers
-   * share a read that has not been sent yet (it waits for a pooled connection), never one already
-   * sent, whose snapshot could predate a change committed before they were called.
+   * The workspace's data version, read by a statement sent after this call. At most one read per
+   * workspace is on the wire: callers share a read that has not been sent yet (it waits for a
+   * pooled connection), and callers who come while one is sent share the next, sent once it has
+   * answered; never one already sent, whose snapshot could predate a change committed before they
+   * were called. Under load a hit costs a fraction of a statement.
    */
   #readVersion(workspaceId: string): Promise<number> {
-    let read = this.#unsent.get(workspaceId);
-    if (!read) {
-      read = this.#db.withConnection((connection) => {
-        // From here on nobody joins: the statement is written to the connection right after.
-        this.#unsent.delete(workspaceId);
-        return readDataVersion(connection, workspaceId);
+    const unsent = this.#unsent.get(workspaceId) ?? this.#next.get(workspaceId);
+    if (unsent) return unsent;
+    if (!this.#sent.has(workspaceId)) return this.#sendRead(workspaceId);
+    const next = new Promise<number>((resolve, reject) => {
+      this.#afterSent.set(workspaceId, () => {
+        this.#next.delete(workspaceId);
+        this.#sendRead(workspaceId).then(resolve, reject);
       });
-      this.#unsent.set(workspaceId, read);
-      // A read that fails before it is sent must not stay joinable.
-      read.catch(() => {}).finally(() => {
-        if (this.#unsent.get(workspaceId) === read) this.#unsent.delete(workspaceId);
+    });
+    this.#next.set(workspaceId, next);
+    return next;
+  }
+
+  /** What to do once a workspace's sent read has answered: send the read its later callers share. */
+  readonly #afterSent = new Map<string, () => void>();
+
+  #sendRead(workspaceId: string): Promise<number> {
+    const read = this.#db.withConnection((connection) => {
+      // From here on nobody joins this read: the statement is written to the connection right after.
+      if (this.#unsent.get(workspaceId) === read) this.#unsent.delete(workspaceId);
+      this.#sent.add(workspaceId);
+      return readDataVersion(connection, workspaceId).finally(() => {
+        this.#sent.delete(workspaceId);
+        const after = this.#afterSent.get(workspaceId);
+        this.#afterSent.delete(workspaceId);
+        after?.();
       });
-    }
+    });
+    this.#unsent.set(workspaceId, read);
+    // A read that fails before it is sent must not stay joinable.
+    read.catch(() => {}).finally(() => {
+      if (this.#unsent.get(workspaceId) === read) this.#unsent.delete(workspaceId);
+    });
     return read;
   }
 

@@ -4,7 +4,8 @@ import { ResponseCache, type CacheOutcome } from '../../src/graphql/response-cac
 
 /**
  * A database whose only answer is the data version the test sets; it counts the reads. A
- * connection is handed out once `connections` lets it (at once unless a test holds them back).
+ * connection is handed out once `connections` lets it (at once unless a test holds them back); a
+ * read sees the version as it is when sent and answers once `wire` lets it.
  */
 function versionSource(initial: number) {
   const connection = {
@@ -14,13 +15,16 @@ function versionSource(initial: number) {
     async queryArrays(text: string) {
       expect(text).toMatch(/FROM data_versions/);
       source.reads += 1;
-      return [[source.version]];
+      const seen = source.version;
+      await source.wire;
+      return [[seen]];
     },
   } as unknown as Queryable;
   const source = {
     version: initial,
     reads: 0,
     connections: Promise.resolve(),
+    wire: Promise.resolve(),
     db: {
       async withConnection<T>(work: (connection: Queryable) => Promise<T>): Promise<T> {
         await source.connections;
@@ -160,6 +164,44 @@ describe('the response cache', () => {
     const second = cache.answer(request(), async () => bytes('version 2'));
     expect((await first).outcome).toBe('hit');
     expect([(await second).outcome, text((await second).body)]).toEqual(['miss', 'version 2']);
+  });
+
+  it('keeps one version read of a workspace on the wire: requests that come meanwhile share the next, which sees what was committed before they came', async () => {
+    const source = versionSource(1);
+    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    await cache.answer(request(), async () => bytes('version 1'));
+    source.reads = 0;
+    let answer!: () => void;
+    source.wire = new Promise<void>((resolve) => (answer = resolve));
+    const onTheWire = cache.answer(request(), async () => bytes('unused'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(source.reads).toBe(1);
+    // Committed after that read was sent, before these requests came: they must see it.
+    source.version = 2;
+    const later = Array.from({ length: 5 }, () => cache.answer(request(), async () => bytes('version 2')));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(source.reads).toBe(1);
+    answer();
+    expect([(await onTheWire).outcome, text((await onTheWire).body)]).toEqual(['hit', 'version 1']);
+    const answers = await Promise.all(later);
+    expect(answers.map((each) => text(each.body))).toEqual(Array(5).fill('version 2'));
+    expect(answers.map((each) => each.outcome).sort()).toEqual(['hit', 'hit', 'hit', 'hit', 'miss']);
+    expect(source.reads).toBe(2);
+  });
+
+  it('sends the next version read even when the one on the wire fails, and a failed read fails only its own requests', async () => {
+    const source = versionSource(3);
+    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    let fail!: (error: Error) => void;
+    source.wire = new Promise<void>((_resolve, reject) => (fail = reject));
+    const failing = cache.answer(request(), async () => bytes('unused'));
+    await new Promise((resolve) => setImmediate(resolve));
+    source.wire = Promise.resolve();
+    const later = cache.answer(request(), async () => bytes('version 3'));
+    fail(new Error('connection lost'));
+    await expect(failing).rejects.toThrow('connection lost');
+    expect([(await later).outcome, text((await later).body)]).toEqual(['miss', 'version 3']);
+    expect(source.reads).toBe(2);
   });
 
   it('with a bound of 0 is off: every answer is built, no version is read', async () => {
