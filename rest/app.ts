@@ -4,10 +4,10 @@ import type { Logger, Redactor } from '../src/logger.ts';
 import type { FailureGuard } from '../src/rate-limit/failure-guard.ts';
 import { requestLog } from './middleware/request-log.ts';
 import type { Metrics } from '../src/observability/metrics.ts';
-import { closeConnectionsWithBodies } from './middleware/close-with-body.ts';
+import { closeIfBodySent } from './middleware/close-with-body.ts';
 import { apiReferenceRouter } from './routes/api-reference.ts';
 import { healthRouter } from './routes/health.ts';
-import { securityHeaders } from './middleware/security-headers.ts';
+import { setSecurityHeaders } from './middleware/security-headers.ts';
 import { calendarFeedRouter } from './routes/calendar-feed.ts';
 import { publicV1Router, type PublicV1Dependencies } from './routes/public-v1.ts';
 import { sendError } from './send-error.ts';
@@ -41,13 +41,18 @@ export function createPublicApp(deps: PublicAppDependencies): Express {
   app.set('case sensitive routing', true);
   app.set('trust proxy', deps.trustProxy ?? false);
   app.use(requestLog(deps.logger, deps.metrics, deps.redactor));
-  app.use(securityHeaders);
-  app.use(closeConnectionsWithBodies);
-  app.use((_req, res, next) => {
+  // Headers every answer carries, in one layer: each layer of the router costs every request.
+  app.use((req, res, next) => {
+    setSecurityHeaders(res);
+    closeIfBodySent(req, res);
     // While draining, every answer ends its connection so that clients reconnect elsewhere.
-    if (deps.lifecycle.draining) res.set('Connection', 'close');
+    if (deps.lifecycle.draining) res.setHeader('Connection', 'close');
     next();
   });
+  // The API's own paths first, so that their requests pass no other router; the paths of the
+  // routers below never overlap them.
+  app.use('/api/public/v1', publicV1Router(deps));
+  app.use('/api/calendar/v1', calendarFeedRouter(deps));
   app.use(healthRouter(deps.db, deps.lifecycle));
 
   app.get('/openapi/public-v1.yaml', (_req, res) => {
@@ -56,9 +61,6 @@ export function createPublicApp(deps: PublicAppDependencies): Express {
     res.send(deps.openapiYaml);
   });
   app.use(apiReferenceRouter());
-
-  app.use('/api/public/v1', publicV1Router(deps));
-  app.use('/api/calendar/v1', calendarFeedRouter(deps));
 
   app.use((_req, _res, next) => next(new ApiError('not_found')));
 

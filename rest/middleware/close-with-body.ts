@@ -1,11 +1,10 @@
-import type { RequestHandler } from 'express';
+import type { Request, Response } from 'express';
 
 /**
  * Request bodies are never read (docs/contract-rules.md, http.no-body). Rather than drain whatever a client sends, the
  * connection of a request that carries a body is closed once it is answered.
  */
-export const closeConnectionsWithBodies: RequestHandler = (req, res, next) => {
+export function closeIfBodySent(req: Request, res: Response): void {
   const length = Number(req.headers['content-length'] ?? 0);
-  if (length > 0 || req.headers['transfer-encoding'] !== undefined) res.set('Connection', 'close');
-  next();
-};
+  if (length > 0 || req.headers['transfer-encoding'] !== undefined) res.setHeader('Connection', 'close');
+}

@@ -1,8 +1,7 @@
-import type { RequestHandler } from 'express';
+import type { Response } from 'express';
 
 /** Nosniff, no referrer, no X-Powered-By; no CORS headers (docs/contract-rules.md, http.security-headers and http.no-cors). */
-export const securityHeaders: RequestHandler = (_req, res, next) => {
-  res.set('X-Content-Type-Options', 'nosniff');
-  res.set('Referrer-Policy', 'no-referrer');
-  next();
-};
+export function setSecurityHeaders(res: Response): void {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+}
