@@ -827,10 +827,12 @@ async function main(): Promise<void> {
           '  through the middleware for the two list routes, with the checks kept in their order, would shorten it.',
           `- **Misses against the facade without the cache.** A miss sends one statement more than the build`,
           `  alone (the data version, read before building): one at a time, /bookings ${round(miss.missMs, 2)} against`,
-          `  ${round(miss.offMs, 2)} ms. The version must be known before the cache can answer, so a miss waits for one`,
-          '  round trip more; what would close it is reading the version in the round trip of the first build',
-          '  statement (a column of each generated listing statement), which the SQL generator does not offer',
-          '  yet. Misses are rare where answers rarely change between polls.',
+          `  ${round(miss.offMs, 2)} ms: that round trip. The read that tells a hit from a miss must answer before`,
+          '  the build starts, since an entry may be stored only under a version read before its statements',
+          '  began, and a hit must stay one small statement, so the version cannot ride on the first build',
+          '  statement instead. What would hide it is a build started beside the read for answers that keep',
+          '  missing (sent, not stored), at the cost of a wasted build whenever that guess is wrong. Misses are',
+          '  rare where answers rarely change between polls.',
           ...offShort.map(
             (endpoint) =>
               `- **The build path against the baseline, ${endpoint.label}:** ${round(at(endpoint.label, 'off', 'baseline'), 2)}× (target 0.9×). ` +
