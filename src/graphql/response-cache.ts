@@ -83,12 +83,10 @@ export class ResponseCache {
   readonly #entries: LRUCache<string, Entry> | null;
   /** Builds under way, by key and version: concurrent requests for the same answer share one. */
   readonly #building = new Map<string, Promise<Built>>();
-  /** Version reads of a workspace waiting for a connection, not sent yet: a request may still join. */
+  /** A workspace's version read not sent yet (waiting for the one on the wire, or a connection): a request may still join. */
   readonly #unsent = new Map<string, Promise<number>>();
-  /** Workspaces with a version read sent and not answered yet. */
-  readonly #sent = new Set<string>();
-  /** Callers who came while a read was sent: they share the read sent once it has answered. */
-  readonly #next = new Map<string, Promise<number>>();
+  /** A workspace's version read on the wire, settled once answered (or failed). */
+  readonly #onWire = new Map<string, Promise<void>>();
 
   constructor(options: ResponseCacheOptions) {
     this.maxBytes = options.maxBytes;
@@ -175,34 +173,25 @@ export class ResponseCache {
    * were called. Under load a hit costs a fraction of a statement.
    */
   #readVersion(workspaceId: string): Promise<number> {
-    const unsent = this.#unsent.get(workspaceId) ?? this.#next.get(workspaceId);
+    const unsent = this.#unsent.get(workspaceId);
     if (unsent) return unsent;
-    if (!this.#sent.has(workspaceId)) return this.#sendRead(workspaceId);
-    const next = new Promise<number>((resolve, reject) => {
-      this.#afterSent.set(workspaceId, () => {
-        this.#next.delete(workspaceId);
-        this.#sendRead(workspaceId).then(resolve, reject);
+    const send = () =>
+      this.#db.withConnection((connection) => {
+        // From here on nobody joins this read: the statement is written to the connection right after.
+        this.#unsent.delete(workspaceId);
+        const sent = readDataVersion(connection, workspaceId);
+        const answered = sent.then(
+          () => {},
+          () => {},
+        );
+        this.#onWire.set(workspaceId, answered);
+        void answered.then(() => {
+          if (this.#onWire.get(workspaceId) === answered) this.#onWire.delete(workspaceId);
+        });
+        return sent;
       });
-    });
-    this.#next.set(workspaceId, next);
-    return next;
-  }
-
-  /** What to do once a workspace's sent read has answered: send the read its later callers share. */
-  readonly #afterSent = new Map<string, () => void>();
-
-  #sendRead(workspaceId: string): Promise<number> {
-    const read = this.#db.withConnection((connection) => {
-      // From here on nobody joins this read: the statement is written to the connection right after.
-      if (this.#unsent.get(workspaceId) === read) this.#unsent.delete(workspaceId);
-      this.#sent.add(workspaceId);
-      return readDataVersion(connection, workspaceId).finally(() => {
-        this.#sent.delete(workspaceId);
-        const after = this.#afterSent.get(workspaceId);
-        this.#afterSent.delete(workspaceId);
-        after?.();
-      });
-    });
+    const onWire = this.#onWire.get(workspaceId);
+    const read = onWire ? onWire.then(send) : send();
     this.#unsent.set(workspaceId, read);
     // A read that fails before it is sent must not stay joinable.
     read.catch(() => {}).finally(() => {
