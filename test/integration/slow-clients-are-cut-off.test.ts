@@ -94,7 +94,7 @@ describe('slow clients on both listeners', () => {
     return response;
   };
 
-  it('a client that sends its headers one line at a time gets 408 in the error shape once HEADERS_TIMEOUT_MS has passed', async () => {
+  it('http.request-timeout: a client that sends its headers one line at a time gets 408 in the error shape once HEADERS_TIMEOUT_MS has passed', async () => {
     const answer = await exchange(api.url, (socket) => {
       socket.write('GET /api/public/v1/courses HTTP/1.1\r\nHost: localhost\r\n');
       trickle(socket, 'X-Slow: yes\r\n');
@@ -103,11 +103,11 @@ describe('slow clients on both listeners', () => {
     await expectMatchesSpec('GET', '/api/public/v1/courses', response);
   });
 
-  it('a connection that sends nothing at all is answered 408 and closed after HEADERS_TIMEOUT_MS', async () => {
+  it('http.request-timeout: a connection that sends nothing at all is answered 408 and closed after HEADERS_TIMEOUT_MS', async () => {
     await expectTimedOut(await exchange(api.url, () => {}), HEADERS_TIMEOUT_MS, 'public, silent');
   });
 
-  it('the internal listener enforces the same header timeout', async () => {
+  it('http.request-timeout: the internal listener enforces the same header timeout', async () => {
     const answer = await exchange(internalUrl, (socket) => {
       socket.write('GET /metrics HTTP/1.1\r\n');
       trickle(socket, 'X-Slow: yes\r\n');
@@ -115,7 +115,7 @@ describe('slow clients on both listeners', () => {
     await expectTimedOut(answer, HEADERS_TIMEOUT_MS, 'internal, slow headers');
   });
 
-  it('the internal listener cuts off a GraphQL request whose body trickles in once REQUEST_TIMEOUT_MS has passed', async () => {
+  it('http.request-timeout: the internal listener cuts off a GraphQL request whose body trickles in once REQUEST_TIMEOUT_MS has passed', async () => {
     const answer = await exchange(internalUrl, (socket) => {
       socket.write(`POST /graphql HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${INTERNAL_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`);
       trickle(socket, ' ');
