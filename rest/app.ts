@@ -1,6 +1,7 @@
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import { ApiError, isApiError, toApiError } from '../src/errors.ts';
 import type { Logger, Redactor } from '../src/logger.ts';
+import type { IssuedCredentials } from '../src/auth/issued-credentials.ts';
 import type { FailureGuard } from '../src/rate-limit/failure-guard.ts';
 import { requestLog } from './middleware/request-log.ts';
 import type { Metrics } from '../src/observability/metrics.ts';
@@ -18,6 +19,8 @@ export interface PublicAppDependencies extends PublicV1Dependencies {
   lifecycle: { draining: boolean };
   /** The per-address failure limit of credentials (API keys, feed tokens). */
   guard: FailureGuard;
+  /** Which API keys and feed tokens are worth a lookup. */
+  issued: IssuedCredentials;
   logger: Logger;
   /** Removes secrets from what is logged of a request. */
   redactor: Redactor;

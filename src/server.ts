@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import { createPublicApp } from '../rest/app.ts';
 import { sendError } from '../rest/send-error.ts';
 import { Authenticator } from './auth/authenticator.ts';
+import { IssuedCredentials } from './auth/issued-credentials.ts';
 import { hasBearerToken } from './auth/bearer-token.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
@@ -172,11 +173,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     });
     closers.unshift(() => rateLimiters.close());
     const guard = new FailureGuard(rateLimiters.failures);
+    const issued = new IssuedCredentials(db, { unknownTtlMs: config.KEY_CACHE_TTL_MS });
     const authenticator = new Authenticator(db, {
+      issued,
+      guard,
       cacheTtlMs: config.KEY_CACHE_TTL_MS,
       lastUsedFlushMs: config.KEY_LAST_USED_FLUSH_MS,
       workspace: joinedResource(registry.get('Workspace')),
-      guard,
     });
     closers.unshift(() => authenticator.close());
 
@@ -217,6 +220,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       authenticator,
       rateLimiters,
       guard,
+      issued,
       responseCache,
       logger,
       redactor: createRedactor([config.INTERNAL_API_TOKEN, config.METRICS_TOKEN]),

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Router } from 'express';
-import { isWellFormedFeedToken, sha256 } from '../../src/auth/secret-format.ts';
+import type { IssuedCredentials } from '../../src/auth/issued-credentials.ts';
 import { buildCalendarFeed } from '../../src/calendar/feed.ts';
-import { findActiveFeed } from '../../src/calendar/feed-token-store.ts';
+import { activeFeedOf } from '../../src/calendar/feed-credential.ts';
 import { ApiError } from '../../src/errors.ts';
 import type { OperationRuntime } from '../../src/graphql/execute-operation.ts';
 import type { CompiledOperations } from '../../src/graphql/operations.ts';
@@ -18,6 +18,7 @@ export interface CalendarFeedDependencies extends OperationRuntime {
   operations: CompiledOperations;
   rateLimiters: RateLimiters;
   guard: FailureGuard;
+  issued: IssuedCredentials;
   responseCache: ResponseCache;
 }
 
@@ -52,30 +53,22 @@ export function calendarFeedRouter(deps: CalendarFeedDependencies): Router {
     res.locals.route = '/api/calendar/v1/{token}.ics';
     const file = String(req.params.file);
     const token = file.endsWith('.ics') ? file.slice(0, -4) : '';
-    // Unknown and malformed tokens count as failed authentications of the client address: past
-    // its limit the address gets 429 before any token is looked up.
-    const hash = isWellFormedFeedToken(token) ? sha256(token).toString('hex') : null;
-    let ownLookup = false;
-    const lookup = await deps.guard.lookup(addressKey(req.ip), hash, () => {
-      ownLookup = true;
-      return findActiveFeed(deps.db, token);
-    });
-    if (lookup.found === null) {
-      if (!lookup.limited) return next(new ApiError('not_found'));
-      res.locals.limiter = 'authentication';
-      return next(new ApiError('rate_limit_exceeded', undefined, { headers: { 'Retry-After': String(Math.max(1, lookup.limited.resetSeconds)) } }));
+    // Unknown, malformed and revoked tokens count as failed authentications of the client address;
+    // a valid token is served from any address.
+    const feed = await activeFeedOf(deps.db, deps.issued, token);
+    if (!feed) {
+      const refusal = await deps.guard.refuse(addressKey(req.ip), new ApiError('not_found'));
+      if (refusal.code === 'rate_limit_exceeded') res.locals.limiter = 'authentication';
+      return next(refusal);
     }
-    const feed = lookup.found;
     const decision = await deps.rateLimiters.consumeFeed(feed.id);
     if (!decision.allowed) {
       res.locals.limiter = 'feed';
       return next(new ApiError('rate_limit_exceeded', undefined, { headers: { 'Retry-After': String(Math.max(1, decision.resetSeconds)) } }));
     }
-    // The data version read with the token counts every change committed before this request only
-    // if this request sent that statement: a lookup shared with a concurrent request of the same
-    // address may have been sent before this one arrived, so then the version is read anew.
-    const dataVersion = ownLookup ? feed.dataVersion : await deps.responseCache.readDataVersion(feed.workspaceId);
-    const etag = etagOf(feed.workspaceId, dataVersion);
+    // The version was read in the token's own statement, sent after this request arrived: it
+    // counts every change committed before the request.
+    const etag = etagOf(feed.workspaceId, feed.dataVersion);
     res.set('ETag', etag);
     // Calendar clients may keep the feed but must revalidate it: If-None-Match makes that cheap.
     res.set('Cache-Control', 'private, no-cache');
@@ -85,7 +78,7 @@ export function calendarFeedRouter(deps: CalendarFeedDependencies): Router {
     }
     const variables = { workspaceId: feed.workspaceId, calendar: true };
     const answer = await deps.responseCache.answer(
-      { answer: 'calendar', workspaceId: feed.workspaceId, variables, version: dataVersion },
+      { answer: 'calendar', workspaceId: feed.workspaceId, variables, version: feed.dataVersion },
       async () => [Buffer.from(await buildCalendarFeed(deps, deps.operations.courses, feed.workspaceId), 'utf8')],
     );
     res.locals.cache = answer.outcome;

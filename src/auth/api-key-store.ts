@@ -3,6 +3,7 @@ import type { JoinedResource } from '../db/sql-builder.ts';
 import { InputError } from '../input-error.ts';
 import { requireManager } from '../workspaces/member-store.ts';
 import { parseScopes, type Scope } from './scopes.ts';
+import { readIssuerTag } from './issuer-key-store.ts';
 import { generateApiKey, sha256 } from './secret-format.ts';
 
 export type ApiKeyState = 'active' | 'revoked' | 'rotated';
@@ -44,10 +45,10 @@ export async function createApiKey(db: Queryable, input: CreateApiKeyInput): Pro
   const name = input.name?.trim() || `API key ${new Date().toISOString().slice(0, 10)}`;
   if (name.length > 200) throw new InputError('The key name is longer than 200 characters');
   const memberId = await requireManager(db, input.workspaceId, input.memberEmail);
-  const key = generateApiKey();
+  const key = generateApiKey(await readIssuerTag(db));
   const inserted = await db.query<{ id: string }>(
-    `INSERT INTO api_keys (workspace_id, name, scopes, key_hash, last4, created_by)
-     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+    `INSERT INTO api_keys (workspace_id, name, scopes, key_hash, last4, created_by, tagged)
+     VALUES ($1, $2, $3, $4, $5, $6, true) RETURNING id`,
     [input.workspaceId, name, scopes, sha256(key), key.slice(-4), memberId],
   );
   return { id: inserted.rows[0]!.id, key, scopes };
@@ -98,10 +99,10 @@ export async function rotateApiKey(db: Database, id: string): Promise<{ id: stri
     const old = found.rows[0];
     if (!old) throw new InputError(`No API key with id ${JSON.stringify(id)}`);
     if (old.revoked_at) throw new InputError(`API key ${id} is already revoked or rotated`);
-    const key = generateApiKey();
+    const key = generateApiKey(await readIssuerTag(tx));
     const inserted = await tx.query<{ id: string }>(
-      `INSERT INTO api_keys (workspace_id, name, scopes, key_hash, last4, created_by)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+      `INSERT INTO api_keys (workspace_id, name, scopes, key_hash, last4, created_by, tagged)
+       VALUES ($1, $2, $3, $4, $5, $6, true) RETURNING id`,
       [old.workspace_id, old.name, old.scopes, sha256(key), key.slice(-4), old.created_by],
     );
     const newId = inserted.rows[0]!.id;
@@ -121,19 +122,21 @@ export interface ActiveApiKey {
 const WORKSPACE_PREFIX = 'workspace.';
 
 /**
- * The active key with this hash, or null. Given how the data layer reads a workspace row, the
- * key's workspace is read in the same statement, so that a request that needs the workspace needs
- * no statement of its own for it.
+ * The active key with this hash, `'revoked'` for a revoked or rotated one, or null when no key has
+ * it. Given how the data layer reads a workspace row, the key's workspace is read in the same
+ * statement, so that a request that needs the workspace needs no statement of its own for it.
  */
-export async function findActiveApiKey(db: Queryable, keyHash: Buffer, workspace?: JoinedResource): Promise<ActiveApiKey | null> {
+export async function findApiKey(db: Queryable, keyHash: Buffer, workspace?: JoinedResource): Promise<ActiveApiKey | 'revoked' | null> {
   const text = workspace
-    ? `SELECT k.id AS key_id, k.workspace_id AS key_workspace_id, k.scopes AS key_scopes, ${workspace.columns('w', WORKSPACE_PREFIX)}
+    ? `SELECT k.id AS key_id, k.workspace_id AS key_workspace_id, k.scopes AS key_scopes, k.revoked_at IS NOT NULL AS key_revoked,
+              ${workspace.columns('w', WORKSPACE_PREFIX)}
          FROM api_keys k JOIN ${workspace.table} w ON w.${workspace.keyColumn} = k.workspace_id
-        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`
-    : 'SELECT id AS key_id, workspace_id AS key_workspace_id, scopes AS key_scopes FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL';
-  const found = await db.query<{ key_id: string; key_workspace_id: string; key_scopes: Scope[] } & Record<string, unknown>>(text, [keyHash]);
+        WHERE k.key_hash = $1`
+    : 'SELECT id AS key_id, workspace_id AS key_workspace_id, scopes AS key_scopes, revoked_at IS NOT NULL AS key_revoked FROM api_keys WHERE key_hash = $1';
+  const found = await db.query<{ key_id: string; key_workspace_id: string; key_scopes: Scope[]; key_revoked: boolean } & Record<string, unknown>>(text, [keyHash]);
   const row = found.rows[0];
   if (!row) return null;
+  if (row.key_revoked) return 'revoked';
   const key: ActiveApiKey = { id: row.key_id, workspaceId: row.key_workspace_id, scopes: new Set(row.key_scopes) };
   if (workspace) {
     key.workspace = workspace.row(row, WORKSPACE_PREFIX);

@@ -1,13 +1,19 @@
+import { LRUCache } from 'lru-cache';
 import type { Database } from '../db/database.ts';
 import type { JoinedResource } from '../db/sql-builder.ts';
 import { ApiError } from '../errors.ts';
 import type { FailureGuard } from '../rate-limit/failure-guard.ts';
-import { findActiveApiKey, recordApiKeyUse, type ActiveApiKey } from './api-key-store.ts';
+import { findApiKey, recordApiKeyUse, type ActiveApiKey } from './api-key-store.ts';
+import type { IssuedCredentials } from './issued-credentials.ts';
 import { MAX_API_KEY_LENGTH, isWellFormedApiKey, sha256 } from './secret-format.ts';
 
 export type { ActiveApiKey };
 
 export interface AuthenticatorOptions {
+  /** Which credentials are worth a lookup (issued here, not known revoked). */
+  issued: IssuedCredentials;
+  /** The per-address limit of failed authentications. */
+  guard: FailureGuard;
   /**
    * How long a looked-up key is trusted without asking the database again. Revocation and
    * rotation must reach every instance within 1 s (docs/contract-rules.md, auth.revocation), so this stays below that.
@@ -20,11 +26,9 @@ export interface AuthenticatorOptions {
    * trusted for as long as the key (the same bound of at most 1 s).
    */
   workspace?: JoinedResource;
-  /** The per-address failure limit, consulted before a key is looked up; none = no limit. */
-  guard?: FailureGuard;
 }
 
-/** How many looked-up keys, and how many unknown key hashes, one process remembers. */
+/** How many looked-up keys one process remembers. */
 const MAX_CACHED = 10_000;
 
 const BEARER = /^bearer +(\S+)$/i;
@@ -36,52 +40,48 @@ export function invalidApiKey(missing: boolean): ApiError {
   });
 }
 
-interface CacheEntry {
-  key: ActiveApiKey;
-  expiresAt: number;
-}
-
-/** Insertion-ordered maps forget their oldest entry first when full. */
-function remember<V>(map: Map<string, V>, key: string, value: V): void {
-  map.delete(key);
-  if (map.size >= MAX_CACHED) map.delete(map.keys().next().value!);
-  map.set(key, value);
-}
-
-export function tooManyFailures(decision: { resetSeconds: number }): ApiError {
-  return new ApiError('rate_limit_exceeded', 'Too many failed authentications from this address; wait for the time given in Retry-After.', {
-    headers: { 'Retry-After': String(Math.max(1, decision.resetSeconds)) },
-  });
-}
-
-/** The SHA-256 (hex) of a well-formed bearer key, or null for anything else. */
-function hashOfBearer(header: string): string | null {
+/** The key of a one-value `Authorization: Bearer <well-formed key>` header, or null for anything else. */
+function bearerKey(header: string | readonly string[] | undefined): string | null {
+  if (typeof header !== 'string') return null;
   const candidate = BEARER.exec(header)?.[1];
   if (!candidate || candidate.length > MAX_API_KEY_LENGTH || !isWellFormedApiKey(candidate)) return null;
-  return sha256(candidate).toString('hex');
+  return candidate;
+}
+
+/** A lookup's outcome as the cache holds it (the cache holds no nulls). */
+interface Lookup {
+  key: ActiveApiKey | null;
 }
 
 export class Authenticator {
-  readonly #db: Database;
-  readonly #ttl: number;
-  readonly #workspace: JoinedResource | undefined;
-  readonly #guard: FailureGuard | undefined;
-  readonly #cache = new Map<string, CacheEntry>();
-  /**
-   * Unknown key hashes, for as long as a found key is trusted (at most 1 s): a key created just
-   * after a failed lookup works as soon as a revoked one stops working (docs/contract-rules.md,
-   * `auth.revocation`).
-   */
-  readonly #unknown = new Map<string, number>();
-  readonly #pending = new Map<string, Promise<ActiveApiKey | null>>();
+  readonly #issued: IssuedCredentials;
+  readonly #guard: FailureGuard;
+  /** Keys found active, trusted for the cache time; concurrent requests with one key share its lookup. */
+  readonly #lookups: LRUCache<string, Lookup>;
   readonly #uses = new Map<string, Date>();
+  readonly #db: Database;
   readonly #timer: NodeJS.Timeout | undefined;
 
   constructor(db: Database, options: AuthenticatorOptions) {
     this.#db = db;
-    this.#ttl = options.cacheTtlMs;
-    this.#workspace = options.workspace;
+    this.#issued = options.issued;
     this.#guard = options.guard;
+    const workspace = options.workspace;
+    // A ttl of 0 would mean "for ever" to the cache: 1 ms is "not kept".
+    const ttl = Math.max(1, options.cacheTtlMs);
+    this.#lookups = new LRUCache<string, Lookup>({
+      max: MAX_CACHED,
+      ttl,
+      fetchMethod: async (hash, _stale, { options: entry }) => {
+        const found = await findApiKey(db, Buffer.from(hash, 'hex'), workspace);
+        if (found === null || found === 'revoked') {
+          await this.#issued.refused(hash, found === 'revoked');
+          entry.ttl = 1;
+          return { key: null };
+        }
+        return { key: found };
+      },
+    });
     const flushMs = options.lastUsedFlushMs ?? 5_000;
     if (flushMs > 0) {
       this.#timer = setInterval(() => void this.flush().catch(() => {}), flushMs);
@@ -91,45 +91,22 @@ export class Authenticator {
 
   /**
    * The key named by an Authorization header value (or values, when repeated), or an
-   * `invalid_api_key` error. Malformed and over-long values are refused before any database work;
-   * so is every value from an `address` over its failure limit (`rate_limit_exceeded`), unless
-   * its key is known to be valid.
+   * `invalid_api_key` error. A key is looked up only when it may have been issued here (its issuer
+   * tag); anything else fails in memory. Every failure counts against `address`, which past its
+   * limit gets `rate_limit_exceeded` instead; a valid key is served whatever its address sent.
    */
   async authenticate(header: string | readonly string[] | undefined, address = 'unknown'): Promise<ActiveApiKey> {
-    const missing = header === undefined || header === '';
-    const hash = missing || typeof header !== 'string' ? null : hashOfBearer(header);
-    const cached = hash === null ? undefined : this.#cache.get(hash);
-    let key: ActiveApiKey | null = cached && cached.expiresAt > Date.now() ? cached.key : null;
-    if (!key) {
-      const find = () => this.#lookup(hash!);
-      const result = this.#guard ? await this.#guard.lookup(address, hash, find) : { found: hash === null ? null : await find(), limited: null };
-      if (result.found === null && result.limited) throw tooManyFailures(result.limited);
-      key = result.found;
+    const candidate = bearerKey(header);
+    if (candidate !== null) {
+      const hash = sha256(candidate).toString('hex');
+      const known = this.#lookups.get(hash)?.key;
+      const key = known ?? ((await this.#issued.mayBeActive(candidate, hash)) ? (await this.#lookups.fetch(hash))?.key : null);
+      if (key) {
+        this.#uses.set(key.id, new Date());
+        return key;
+      }
     }
-    if (!key) throw invalidApiKey(missing);
-    this.#uses.set(key.id, new Date());
-    return key;
-  }
-
-  async #lookup(hash: string): Promise<ActiveApiKey | null> {
-    const now = Date.now();
-    const unknownUntil = this.#unknown.get(hash);
-    if (unknownUntil !== undefined) {
-      if (unknownUntil > now) return null;
-      this.#unknown.delete(hash);
-    }
-    // Concurrent requests with the same key share one lookup.
-    let pending = this.#pending.get(hash);
-    if (!pending) {
-      pending = findActiveApiKey(this.#db, Buffer.from(hash, 'hex'), this.#workspace).finally(() => this.#pending.delete(hash));
-      this.#pending.set(hash, pending);
-    }
-    const key = await pending;
-    if (this.#ttl > 0) {
-      if (key) remember(this.#cache, hash, { key, expiresAt: now + this.#ttl });
-      else remember(this.#unknown, hash, now + this.#ttl);
-    }
-    return key;
+    throw await this.#guard.refuse(address, invalidApiKey(header === undefined || header === ''));
   }
 
   /** Writes the last-used times collected since the previous flush. */

@@ -1,4 +1,5 @@
 import { requireManager } from '../workspaces/member-store.ts';
+import { readIssuerTag } from '../auth/issuer-key-store.ts';
 import { generateFeedToken, sha256 } from '../auth/secret-format.ts';
 import type { Database } from '../db/database.ts';
 import { dataVersionExpression } from '../db/data-versions.ts';
@@ -33,9 +34,9 @@ export async function createFeedToken(
   const name = input.name?.trim() || 'Calendar feed';
   if (name.length > 200) throw new InputError('The feed name is longer than 200 characters');
   const memberId = await requireManager(db, input.workspaceId, input.memberEmail);
-  const token = generateFeedToken();
+  const token = generateFeedToken(await readIssuerTag(db));
   const inserted = await db.query<{ id: string }>(
-    `INSERT INTO feed_tokens (workspace_id, name, token_hash, last4, created_by) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+    `INSERT INTO feed_tokens (workspace_id, name, token_hash, last4, created_by, tagged) VALUES ($1, $2, $3, $4, $5, true) RETURNING id`,
     [input.workspaceId, name, sha256(token), token.slice(-4), memberId],
   );
   return { id: inserted.rows[0]!.id, token, path: feedPath(token) };
@@ -69,16 +70,17 @@ export interface ActiveFeed {
 }
 
 /**
- * The active feed behind a token, or null; revocation takes effect at once (no cache). The
- * workspace's data version comes with it, so that the feed's ETag, and with it a 304, costs no
- * statement of its own.
+ * The active feed behind a token's hash, `'revoked'` for a revoked token, or null when no feed has
+ * it; never cached, so revocation takes effect at once. The workspace's data version comes with
+ * it, so that the feed's ETag, and with it a 304, costs no statement of its own.
  */
-export async function findActiveFeed(db: Database, token: string): Promise<ActiveFeed | null> {
-  const found = await db.query<{ id: string; workspace_id: string; data_version: number }>(
-    `SELECT f.id, f.workspace_id, ${dataVersionExpression('f.workspace_id')} AS data_version
-       FROM feed_tokens f WHERE f.token_hash = $1 AND f.revoked_at IS NULL`,
-    [sha256(token)],
+export async function findFeed(db: Database, tokenHash: Buffer): Promise<ActiveFeed | 'revoked' | null> {
+  const found = await db.query<{ id: string; workspace_id: string; revoked: boolean; data_version: number }>(
+    `SELECT f.id, f.workspace_id, f.revoked_at IS NOT NULL AS revoked, ${dataVersionExpression('f.workspace_id')} AS data_version
+       FROM feed_tokens f WHERE f.token_hash = $1`,
+    [tokenHash],
   );
   const row = found.rows[0];
-  return row ? { id: row.id, workspaceId: row.workspace_id, dataVersion: Number(row.data_version) } : null;
+  if (!row) return null;
+  return row.revoked ? 'revoked' : { id: row.id, workspaceId: row.workspace_id, dataVersion: Number(row.data_version) };
 }

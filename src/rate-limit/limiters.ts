@@ -35,17 +35,14 @@ export interface RateLimitDecision {
 }
 
 /**
- * The per-address limit of failed credentials (API keys and feed tokens alike). An attempt is
- * counted in this process's memory before the credential is looked up, so that an address over
- * its limit is refused before any store or database work; the failures themselves are also
- * counted in the shared store, where every instance sees them.
+ * The per-address count of failed authentications (API keys and feed tokens alike). Each failure
+ * is counted first in this process's memory, which caps what one process writes to the shared
+ * store at the limit per window and address; then in the shared store, where every instance sees
+ * it. Once the shared count reaches the limit, the store keeps the block in this process's memory
+ * too, so further failures of that address cost no store work at all.
  */
 export interface FailureLimiter {
-  /** Counts an attempt of `address` (an `addressKey`); refused when the address is over its limit. */
-  attempt(address: string): Promise<RateLimitDecision>;
-  /** The attempt's credential was valid: the attempt does not count. */
-  succeeded(address: string): Promise<void>;
-  /** The attempt's credential was missing, malformed or unknown. */
+  /** Counts a failure of `address` (an `addressKey`); refused when the address is over its limit. */
   failed(address: string): Promise<RateLimitDecision>;
 }
 
@@ -66,28 +63,19 @@ export async function createRateLimiters(options: RateLimitOptions): Promise<Rat
   const make = await storeFactory(options, closers);
   const perKey = make('rl_key', options.max, options.windowSeconds);
   const feeds = make('rl_feed', options.feedMax, options.feedWindowSeconds);
-  const local = new RateLimiterMemory({ keyPrefix: 'rl_auth', points: options.authFailureMax, duration: options.authFailureWindowSeconds });
-  // Requests that passed the local check together may still all fail: once the shared count
-  // reaches the limit, the store itself keeps the block in this process's memory.
-  const shared =
+  const localFailures = new RateLimiterMemory({ keyPrefix: 'rl_auth', points: options.authFailureMax, duration: options.authFailureWindowSeconds });
+  const sharedFailures =
     options.store === 'memory' ? null : make('rl_auth', options.authFailureMax, options.authFailureWindowSeconds, { inMemoryBlockOnConsumed: options.authFailureMax });
   return {
     max: options.max,
     windowSeconds: options.windowSeconds,
     consumeKey: (keyId) => consume(perKey, keyId),
     failures: {
-      attempt: (address) => consume(local, address),
-      async succeeded(address) {
-        await local.reward(address, 1);
-      },
       async failed(address) {
-        // With the memory store the attempt was the count.
-        if (!shared) return { allowed: true, remaining: 0, resetSeconds: 0 };
-        const counted = await consume(shared, address);
-        // The address reached the limit counted by every instance: this process refuses its next
-        // attempts from memory until that window ends.
-        if (counted.remaining === 0) await local.block(address, Math.max(1, counted.resetSeconds));
-        return counted;
+        const local = await consume(localFailures, address);
+        if (!local.allowed || !sharedFailures) return local;
+        // An unreachable store does not turn a failed authentication into an error: the local count stands.
+        return consume(sharedFailures, address).catch(() => local);
       },
     },
     consumeFeed: (feedId) => consume(feeds, feedId),

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import ICAL from 'ical.js';
 import ical from 'node-ical';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateFeedToken } from '../../src/auth/secret-format.ts';
+import { guessedFeedToken } from '../support/forged-credentials.ts';
 import { createFeedToken, revokeFeedToken } from '../../src/calendar/feed-token-store.ts';
 import type { components } from '../../src/contract/public-v1-types.ts';
 import type { Database } from '../../src/db/database.ts';
@@ -176,7 +176,7 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
     expect((await api.call(issued.path)).status).toBe(200);
     await revokeFeedToken(db, issued.id);
     const bodies = new Set<string>();
-    for (const candidate of [issued.path, `/api/calendar/v1/${generateFeedToken()}.ics`, '/api/calendar/v1/svc_cal_short.ics', '/api/calendar/v1/nothing', `/api/calendar/v1/${issued.token}`]) {
+    for (const candidate of [issued.path, `/api/calendar/v1/${guessedFeedToken()}.ics`, '/api/calendar/v1/svc_cal_short.ics', '/api/calendar/v1/nothing', `/api/calendar/v1/${issued.token}`]) {
       const response = await api.call(candidate);
       expect(response.status, candidate).toBe(404);
       bodies.add(response.text);
@@ -202,7 +202,7 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
   it('never writes a feed token into a log line', async () => {
     const issued = await createFeedToken(db, { workspaceId: ws.workspaceId, memberEmail: OWNER_EMAIL });
     await api.call(issued.path);
-    await api.call(`/api/calendar/v1/${generateFeedToken()}.ics`);
+    await api.call(`/api/calendar/v1/${guessedFeedToken()}.ics`);
     const logs = api.logs.join('\n');
     expect(logs).toContain('/api/calendar/v1/[redacted].ics');
     expect(logs).not.toContain(issued.token);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateApiKey } from '../../src/auth/secret-format.ts';
+import { forgedApiKey } from '../support/forged-credentials.ts';
 import type { Database } from '../../src/db/database.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
@@ -23,7 +23,7 @@ describe('a client that writes its own X-Forwarded-For', () => {
   const attack = async (api: TestApi, count: number, forwarded: (i: number) => string) => {
     const statuses: number[] = [];
     for (let i = 0; i < count; i += 1) {
-      const response = await api.call(COURSES, { headers: [['X-Forwarded-For', forwarded(i)], ['Authorization', `Bearer ${generateApiKey()}`]] });
+      const response = await api.call(COURSES, { headers: [['X-Forwarded-For', forwarded(i)], ['Authorization', `Bearer ${forgedApiKey()}`]] });
       if (response.status === 429) expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       statuses.push(response.status);
     }

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateApiKey } from '../../src/auth/secret-format.ts';
+import { forgedApiKey } from '../support/forged-credentials.ts';
 import type { Database } from '../../src/db/database.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { expectMatchesSpec } from '../support/openapi.ts';
@@ -81,7 +81,7 @@ describe('fuzzing the public listener', () => {
   it(`errors.shape: ${REQUESTS} malformed requests get no 5xx, every error in the contract shape and the OpenAPI document, no key material or internal id in any error`, async () => {
     const random = generator(7);
     const validKey = ws.fullKey;
-    const keys = [validKey, ws.coursesOnlyKey, generateApiKey(), `${validKey}${'x'.repeat(200)}`, validKey.slice(0, -1), 'svc_api_', 'svc_cal_abc', `svc_api_${'é'.repeat(38)}`, '', ' ', 'null', '%00'];
+    const keys = [validKey, ws.coursesOnlyKey, forgedApiKey(), `${validKey}${'x'.repeat(200)}`, validKey.slice(0, -1), 'svc_api_', 'svc_cal_abc', `svc_api_${'é'.repeat(38)}`, '', ' ', 'null', '%00'];
     const methods = ['GET', 'GET', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'get', 'FOO', 'G ET', 'CONNECT', ''];
     const paths = [
       '/api/public/v1/courses', '/api/public/v1/bookings', '/api/public/v1/courses/', '/api/public/v1/', '/api/public/v2/courses',

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../src/auth/api-key-store.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { forgedApiKey } from '../support/forged-credentials.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace } from '../support/seed.ts';
 
@@ -70,8 +71,7 @@ describe('database unavailable', () => {
   });
 
   it('http.unavailable: an unreachable database gets 503 service_unavailable with Retry-After in the error shape', async () => {
-    const { generateApiKey } = await import('../../src/auth/secret-format.ts');
-    const response = await api.call(COURSES, { key: generateApiKey() });
+    const response = await api.call(COURSES, { key: forgedApiKey() });
     expect(response.status).toBe(503);
     expect(response.body).toEqual({ error: { code: 'service_unavailable', message: expect.any(String) } });
     expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey, rotateApiKey } from '../../src/auth/api-key-store.ts';
-import { generateApiKey } from '../../src/auth/secret-format.ts';
+import { forgedApiKey } from '../support/forged-credentials.ts';
 import type { Database } from '../../src/db/database.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
 import { spec } from '../support/openapi.ts';
@@ -39,7 +39,7 @@ describe.each(databaseTargets())('HTTP surface and authentication on %s', (targe
     });
 
     it.each([
-      ['an unknown well-formed key', () => `Bearer ${generateApiKey()}`],
+      ['an unknown well-formed key', () => `Bearer ${forgedApiKey()}`],
       ['a key with a wrong checksum', () => `Bearer ${ws.fullKey.slice(0, -1)}${ws.fullKey.endsWith('A') ? 'B' : 'A'}`],
       ['a key of another prefix', () => `Bearer svc_cal_${ws.fullKey.slice(8)}`],
       ['the Basic scheme', () => `Basic ${Buffer.from(`${ws.fullKey}:`).toString('base64')}`],
@@ -82,7 +82,7 @@ describe.each(databaseTargets())('HTTP surface and authentication on %s', (targe
   });
 
   it('auth.safe-message: the 401 message contains no hash and no internal id', async () => {
-    const response = await api.call(COURSES, { headers: [['Authorization', `Bearer ${generateApiKey()}`]] });
+    const response = await api.call(COURSES, { headers: [['Authorization', `Bearer ${forgedApiKey()}`]] });
     const message = (response.body as { error: { message: string } }).error.message;
     expect(message).not.toMatch(/[0-9a-f]{16,}|key_|ws_|svc_/);
   });
@@ -257,7 +257,7 @@ describe.each(databaseTargets())('HTTP surface and authentication on %s', (targe
         const missing = await api.call(path, { method });
         expect(missing.status).toBe(401);
         expect(missing.headers['www-authenticate']).toBe('Bearer');
-        const invalid = await api.call(path, { method, headers: [['Authorization', `Bearer ${generateApiKey()}`]] });
+        const invalid = await api.call(path, { method, headers: [['Authorization', `Bearer ${forgedApiKey()}`]] });
         expect(invalid.status).toBe(401);
         expect(invalid.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
         const served = await api.call(path, { method, key: ws.fullKey });
