@@ -16,6 +16,8 @@ export interface ApiKeySummary {
   createdAt: string;
   lastUsedAt: string | null;
   state: ApiKeyState;
+  /** False for a key issued before issuer tags: it works, and `key rotate` replaces it with a tagged one. */
+  tagged: boolean;
 }
 
 export interface IssuedApiKey {
@@ -64,8 +66,9 @@ export async function listApiKeys(db: Queryable, workspaceId: string): Promise<A
     last_used_at: Date | null;
     revoked_at: Date | null;
     replaced_by: string | null;
+    tagged: boolean;
   }>(
-    `SELECT id, name, scopes, last4, created_at, last_used_at, revoked_at, replaced_by
+    `SELECT id, name, scopes, last4, created_at, last_used_at, revoked_at, replaced_by, tagged
        FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id`,
     [workspaceId],
   );
@@ -77,6 +80,7 @@ export async function listApiKeys(db: Queryable, workspaceId: string): Promise<A
     createdAt: row.created_at.toISOString(),
     lastUsedAt: row.last_used_at?.toISOString() ?? null,
     state: row.replaced_by ? 'rotated' : row.revoked_at ? 'revoked' : 'active',
+    tagged: row.tagged,
   }));
 }
 

@@ -93,6 +93,7 @@ describe.each(databaseTargets())('operator CLI on %s', (target) => {
       createdAt: expect.stringMatching(/Z$/),
       lastUsedAt: null,
       state: 'active',
+      tagged: true,
     });
     expect(listed).not.toContain(String(issued.key));
     expect(listed).not.toContain(String(issued.key).slice(8, 40));

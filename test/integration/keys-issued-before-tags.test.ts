@@ -59,6 +59,9 @@ describe.each(databaseTargets())('API keys and feed tokens issued before issuer 
   it('auth.revocation: rotating a key issued before tags issues a tagged key that works at once; the old key gets 401', async () => {
     const client = nextClient();
     const id = (await db.query<{ id: string }>("SELECT id FROM api_keys WHERE name = 'old key'")).rows[0]!.id;
+    const listed = await cliOn(db).json<Array<{ id: string; tagged: boolean }>>('key', 'list', '--workspace', ws.workspaceId);
+    expect(listed.find((key) => key.id === id)?.tagged).toBe(false);
+    expect((await cliOn(db).run('key', 'list', '--workspace', ws.workspaceId)).stdout).toContain('issued before tags: rotate to renew');
     const rotated = await cliOn(db).json<{ key: string }>('key', 'rotate', '--id', id);
     expect(isIssuedBy(await readIssuerTag(db), rotated.key)).toBe(true);
     expect((await withKey(client, rotated.key)).status).toBe(200);

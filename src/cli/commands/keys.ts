@@ -31,7 +31,7 @@ export function registerKeyCommands(program: Command, ctx: CliContext): void {
       const db = await ctx.database();
       await assertWorkspaceExists(db, options.workspace);
       const keys = await listApiKeys(db, options.workspace);
-      const lines = keys.map((k) => `${k.id}  ${k.state.padEnd(7)}  …${k.last4}  ${k.scopes.join(',')}  ${k.name}  last used ${k.lastUsedAt ?? 'never'}`);
+      const lines = keys.map((k) => `${k.id}  ${k.state.padEnd(7)}  …${k.last4}  ${k.scopes.join(',')}  ${k.name}  last used ${k.lastUsedAt ?? 'never'}${k.tagged ? '' : '  (issued before tags: rotate to renew)'}`);
       ctx.print(options, keys, lines.join('\n') || 'No keys');
     });
   key
