@@ -1,6 +1,6 @@
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import { ApiError, isApiError, toApiError } from '../src/errors.ts';
-import type { Logger, Redactor } from '../src/logger.ts';
+import type { Logger } from '../src/logger.ts';
 import type { IssuedCredentials } from '../src/auth/issued-credentials.ts';
 import type { FailureGuard } from '../src/rate-limit/failure-guard.ts';
 import { requestLog } from './middleware/request-log.ts';
@@ -22,8 +22,6 @@ export interface PublicAppDependencies extends PublicV1Dependencies {
   /** Which API keys and feed tokens are worth a lookup. */
   issued: IssuedCredentials;
   logger: Logger;
-  /** Removes secrets from what is logged of a request. */
-  redactor: Redactor;
   /** Express's `trust proxy`: false, a hop count, or the trusted proxies' addresses and ranges. */
   trustProxy?: false | number | string[];
 }

@@ -51,6 +51,8 @@ const MAX_LOGGED_LENGTH = 512;
 export interface Redactor {
   /** A request target's path and query, decoded, with every secret replaced; the query null when absent. */
   url(target: string): { path: string; query: string | null };
+  /** Any text taken from a request (a query parameter's name echoed in an error), decoded, with every secret replaced. */
+  text(raw: string): string;
   /** Whether a header value that would be logged (X-Request-Id) holds a secret. */
   holdsSecret(value: string): boolean;
 }
@@ -71,6 +73,7 @@ export function createRedactor(secrets: ReadonlyArray<string | undefined> = []):
     return text.length > MAX_LOGGED_LENGTH ? `${text.slice(0, MAX_LOGGED_LENGTH)}…` : text;
   };
   return {
+    text: clean,
     url(target) {
       const mark = target.indexOf('?');
       return mark === -1 ? { path: clean(target), query: null } : { path: clean(target.slice(0, mark)), query: clean(target.slice(mark + 1)) };

@@ -1,9 +1,10 @@
 import type { RequestHandler } from 'express';
 import { ApiError } from '../../src/errors.ts';
+import type { Redactor } from '../../src/logger.ts';
 
 const MAX_NAME_LENGTH = 64;
 
-function parameterName(pair: string): string {
+function parameterName(pair: string, redactor: Redactor): string {
   const raw = pair.split('=', 1)[0] ?? '';
   let name: string;
   try {
@@ -11,14 +12,15 @@ function parameterName(pair: string): string {
   } catch {
     name = raw;
   }
-  // The name is echoed to the client: no control characters, no secrets, bounded length.
+  // The name is echoed to the client: no control characters, no secrets (redacted as the logs
+  // redact them, any kind and letter case), bounded length.
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is replaced
-  name = name.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?').replace(/svc_(api|cal)_\w*/g, '[redacted]');
+  name = redactor.text(name.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?'));
   return name.length > MAX_NAME_LENGTH ? `${name.slice(0, MAX_NAME_LENGTH)}…` : name;
 }
 
 /** The endpoints take no query parameters: any query string is 400 naming the parameter. */
-export const rejectQueryString: RequestHandler = (req, _res, next) => {
+export const rejectQueryString = (redactor: Redactor): RequestHandler => (req, _res, next) => {
   const index = req.originalUrl.indexOf('?');
   if (index === -1) return next();
   const query = req.originalUrl.slice(index + 1);
@@ -29,7 +31,7 @@ export const rejectQueryString: RequestHandler = (req, _res, next) => {
   next(
     new ApiError(
       'invalid_request',
-      `Query parameter ${JSON.stringify(parameterName(first))} is not accepted; this endpoint takes no query parameters.`,
+      `Query parameter ${JSON.stringify(parameterName(first, redactor))} is not accepted; this endpoint takes no query parameters.`,
     ),
   );
 };

@@ -6,6 +6,7 @@ import { executeOperation } from '../../src/graphql/execute-operation.ts';
 import type { CompiledOperations } from '../../src/graphql/operations.ts';
 import { bookingsOf, courseRunsOf, toBooking, toCourse } from '../../src/graphql/public-representation.ts';
 import type { ResponseCache } from '../../src/graphql/response-cache.ts';
+import type { Redactor } from '../../src/logger.ts';
 import type { RateLimiters } from '../../src/rate-limit/limiters.ts';
 import { authenticate, type AuthenticatedLocals } from '../middleware/authenticate.ts';
 import { allowReadOnly } from '../middleware/method-guard.ts';
@@ -21,6 +22,8 @@ export interface PublicV1Dependencies {
   authenticator: Authenticator;
   rateLimiters: RateLimiters;
   responseCache: ResponseCache;
+  /** Removes secrets from what is logged of a request, and from what an error echoes of it. */
+  redactor: Redactor;
 }
 
 function routeName(name: string): RequestHandler {
@@ -39,8 +42,9 @@ function routeName(name: string): RequestHandler {
 export function publicV1Router(deps: PublicV1Dependencies): Router {
   const router = Router({ caseSensitive: true });
   const guard = [allowReadOnly, authenticate(deps.authenticator), rateLimitPerKey(deps.rateLimiters)];
+  const noQuery = rejectQueryString(deps.redactor);
 
-  router.all('/courses', routeName('courses'), ...guard, requireScope('courses:read'), rejectQueryString, async (req, res) => {
+  router.all('/courses', routeName('courses'), ...guard, requireScope('courses:read'), noQuery, async (req, res) => {
     const { apiKey } = res.locals as AuthenticatedLocals;
     const variables = { workspaceId: apiKey.workspaceId, calendar: false };
     const answer = await deps.responseCache.answer({ answer: 'courses', workspaceId: apiKey.workspaceId, variables }, async () =>
@@ -50,7 +54,7 @@ export function publicV1Router(deps: PublicV1Dependencies): Router {
     sendListBody(req, res, answer.body, answer.length);
   });
 
-  router.all('/bookings', routeName('bookings'), ...guard, requireScope('bookings:read'), rejectQueryString, async (req, res) => {
+  router.all('/bookings', routeName('bookings'), ...guard, requireScope('bookings:read'), noQuery, async (req, res) => {
     const { apiKey } = res.locals as AuthenticatedLocals;
     const withParticipant = apiKey.scopes.has('participants:read');
     // The participant variant is one of the variables, so it is part of the cache key: a key

@@ -6,7 +6,7 @@ import type { Database } from '../../src/db/database.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
 import { spec } from '../support/openapi.ts';
 import { captureStatements } from '../support/statements.ts';
-import { startTestApi, type TestApi } from '../support/public-api.ts';
+import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 
 const COURSES = '/api/public/v1/courses';
@@ -166,6 +166,28 @@ describe.each(databaseTargets())('HTTP surface and authentication on %s', (targe
     }
     const bare = await api.call(`${COURSES}?`, { key: ws.fullKey });
     expect(bare.status).toBe(400);
+  });
+
+  it('http.no-query: a parameter name holding a secret of any kind, in any letter case or encoding, is named without it', async () => {
+    const secrets = [
+      ws.fullKey,
+      'SVC_API_' + 'A'.repeat(38),
+      `svc_int_${'b'.repeat(38)}`,
+      `Svc_Int_${'c'.repeat(38)}`,
+      `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+      `WHSEC_${Buffer.alloc(32, 9).toString('base64')}`,
+      `svc_cal_${'d'.repeat(32)}`,
+      INTERNAL_TOKEN,
+    ];
+    for (const secret of secrets) {
+      for (const spelled of [secret, encodeURIComponent(secret), secret.replace(/^./, (first) => `%25${first.charCodeAt(0).toString(16)}`)]) {
+        const response = await api.call(`${COURSES}?${spelled}=1`, { key: ws.fullKey });
+        expect(response.status).toBe(400);
+        const message = (response.body as { error: { message: string } }).error.message;
+        expect(message, spelled).toContain('[redacted]');
+        for (const part of [secret, secret.slice(8, 30), secret.slice(-12)]) expect(message.toLowerCase(), spelled).not.toContain(part.toLowerCase());
+      }
+    }
   });
 
   it('http.no-body: the request body is never read or parsed', async () => {
