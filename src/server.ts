@@ -23,6 +23,7 @@ import { packagePath } from './package-root.ts';
 import { Metrics } from './observability/metrics.ts';
 import { FailureGuard } from './rate-limit/failure-guard.ts';
 import { createRateLimiters, type RateLimiters } from './rate-limit/limiters.ts';
+import { bindUnboundSecrets } from './webhooks/reseal-store.ts';
 import { resolveSecretBox } from './webhooks/secret-box.ts';
 
 const CLIENT_ERROR_BODY = JSON.stringify({ error: { code: 'invalid_request', message: 'The request could not be parsed.' } });
@@ -190,6 +191,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     // Resolved even without a worker: the embedded database gets its key on first start, so that
     // `admin` commands and separate workers find it in the data directory.
     const box = await resolveSecretBox(config, { embeddedDataDir: ownsDb && db.kind === 'embedded' });
+    // Before anything opens a sealed secret: from then on every one is bound to its endpoint.
+    if (box) await bindUnboundSecrets(db, box, logger);
     if (config.WEBHOOK_WORKER) {
       if (box) {
         // Loaded only here: a process that delivers no webhooks never holds the job queue's code.

@@ -108,7 +108,8 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description A feed token, `svc_cal_` + 32 base62 characters (the `<FEED_TOKEN>` placeholder).
+                 * @description A feed token, `svc_cal_` + 32 base62 characters (the `<FEED_TOKEN>` placeholder); the last 10
+                 *     are the service's issuer tag (tokens created by 1.0.0-beta.1 have none and keep working).
                  * @example svc_cal_4f9Qx2LmT7bV1cZ8kR3nP6sW0yH5jD2a
                  */
                 token: string;
@@ -630,8 +631,8 @@ export interface components {
         /**
          * @description More than 120 requests in 60 seconds with this key; or, without a valid key, more than 30
          *     failed authentications (API keys and feed tokens together) in 60 seconds from this client
-         *     address. While an address is over that limit its requests are refused before any key is
-         *     looked up, except with a key this instance recently found valid.
+         *     address. Only failures count against an address: a valid key (or feed token) is served
+         *     from any address, however many failures it sent.
          */
         RateLimitExceeded: {
             headers: {
@@ -1048,7 +1049,8 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description A feed token, `svc_cal_` + 32 base62 characters (the `<FEED_TOKEN>` placeholder).
+                 * @description A feed token, `svc_cal_` + 32 base62 characters (the `<FEED_TOKEN>` placeholder); the last 10
+                 *     are the service's issuer tag (tokens created by 1.0.0-beta.1 have none and keep working).
                  * @example svc_cal_4f9Qx2LmT7bV1cZ8kR3nP6sW0yH5jD2a
                  */
                 token: string;
@@ -1072,7 +1074,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description A feed token, `svc_cal_` + 32 base62 characters (the `<FEED_TOKEN>` placeholder).
+                 * @description A feed token, `svc_cal_` + 32 base62 characters (the `<FEED_TOKEN>` placeholder); the last 10
+                 *     are the service's issuer tag (tokens created by 1.0.0-beta.1 have none and keep working).
                  * @example svc_cal_4f9Qx2LmT7bV1cZ8kR3nP6sW0yH5jD2a
                  */
                 token: string;
@@ -1096,7 +1099,8 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description A feed token, `svc_cal_` + 32 base62 characters (the `<FEED_TOKEN>` placeholder).
+                 * @description A feed token, `svc_cal_` + 32 base62 characters (the `<FEED_TOKEN>` placeholder); the last 10
+                 *     are the service's issuer tag (tokens created by 1.0.0-beta.1 have none and keep working).
                  * @example svc_cal_4f9Qx2LmT7bV1cZ8kR3nP6sW0yH5jD2a
                  */
                 token: string;

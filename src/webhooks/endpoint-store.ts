@@ -4,7 +4,7 @@ import { InputError } from '../input-error.ts';
 import { generateWebhookSecret } from '../auth/secret-format.ts';
 import { newId } from '../db/ids.ts';
 import { DELIVER_TASK } from './delivery-store.ts';
-import { SealedSecretError, type SecretBox } from './secret-box.ts';
+import type { SecretBox } from './secret-box.ts';
 import { parseTargetUrl } from './target-guard.ts';
 
 export interface IssuedEndpoint {
@@ -172,54 +172,6 @@ export async function recoverDeliveries(db: Database, endpointId: string, since:
     }
     return { endpoint: endpointId, since: since.toISOString(), recovered: ids.length };
   });
-}
-
-export interface ResealResult {
-  /** Secrets sealed again under the newest key. */
-  resealed: number;
-  /** Secrets that were already sealed under it. */
-  current: number;
-}
-
-/**
- * `webhook reseal`: seals every endpoint secret (and a previous secret still in its overlap) under
- * the newest key of WEBHOOK_SECRET_KEY, bound to its endpoint; older keys can then be retired.
- * Secrets no configured key opens are left as they are and named in the error.
- */
-export async function resealSecrets(db: Database, box: SecretBox): Promise<ResealResult> {
-  const endpoints = await db.query<{ id: string; secret_ciphertext: Buffer; previous_secret_ciphertext: Buffer | null }>(
-    'SELECT id, secret_ciphertext, previous_secret_ciphertext FROM webhook_endpoints WHERE removed_at IS NULL ORDER BY id',
-  );
-  const result: ResealResult = { resealed: 0, current: 0 };
-  const unreadable: string[] = [];
-  for (const row of endpoints.rows) {
-    const sealed = [row.secret_ciphertext, row.previous_secret_ciphertext].filter((candidate) => candidate !== null);
-    let secrets: string[];
-    try {
-      secrets = sealed.map((candidate) => box.open(candidate, row.id));
-    } catch (error) {
-      if (!(error instanceof SealedSecretError)) throw error;
-      unreadable.push(row.id);
-      continue;
-    }
-    if (sealed.every((candidate) => box.isCurrent(candidate))) {
-      result.current += 1;
-      continue;
-    }
-    const fresh = secrets.map((secret) => box.seal(secret, row.id));
-    const updated = await db.query(
-      `UPDATE webhook_endpoints SET secret_ciphertext = $2, previous_secret_ciphertext = CASE WHEN previous_secret_ciphertext IS NULL THEN NULL ELSE $3::bytea END
-        WHERE id = $1 AND secret_ciphertext = $4 AND previous_secret_ciphertext IS NOT DISTINCT FROM $5`,
-      [row.id, fresh[0], fresh[1] ?? null, row.secret_ciphertext, row.previous_secret_ciphertext],
-    );
-    result.resealed += updated.rowCount ?? 0;
-  }
-  if (unreadable.length > 0) {
-    throw new InputError(
-      `Resealed ${result.resealed} and left ${result.current} already current, but no key in WEBHOOK_SECRET_KEY opens the secret of ${unreadable.join(', ')} (sealed under a key no longer listed, altered, or moved from another endpoint)`,
-    );
-  }
-  return result;
 }
 
 /** A removed endpoint gets no new events, and its pending deliveries stop. */

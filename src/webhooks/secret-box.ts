@@ -27,8 +27,9 @@ export class SealedSecretError extends Error {
  * its key (so that keys can be rotated: several may be configured, newest first, and
  * `webhook reseal` moves every secret to the newest) and is bound to its endpoint: the endpoint id
  * is the cipher's additional data, so a sealed secret copied to another endpoint does not open.
- * Secrets sealed before key ids existed (`[nonce][tag][ciphertext]`, no additional data) still
- * open with any configured key until they are resealed.
+ * Secrets sealed before key ids existed (`[nonce][tag][ciphertext]`, no additional data) are bound
+ * to nothing: they never open as signing secrets. Each process that delivers or manages webhooks
+ * reseals them at its start (`reseal-store.ts`), bound to the endpoint they are found on.
  */
 export class SecretBox {
   /** Newest first. */
@@ -51,18 +52,28 @@ export class SecretBox {
 
   open(box: Buffer, endpointId: string): string {
     const keyed = this.#keyedParts(box);
-    if (keyed) {
-      const entry = this.#keys.find((candidate) => candidate.id.equals(keyed.keyId));
-      const opened = entry && decrypt(entry.key, keyed.rest, Buffer.from(endpointId, 'utf8'));
-      if (opened !== undefined && opened !== null) return opened;
-    }
-    // The format written before key ids: tried with every key (its first byte is random, so a
-    // legacy secret may happen to look keyed).
+    const entry = keyed && this.#keys.find((candidate) => candidate.id.equals(keyed.keyId));
+    const opened = entry ? decrypt(entry.key, keyed.rest, Buffer.from(endpointId, 'utf8')) : null;
+    if (opened === null) throw new SealedSecretError(endpointId);
+    return opened;
+  }
+
+  /**
+   * A secret in the format written before key ids, bound to no endpoint, or null: only to seal it
+   * again, bound to its endpoint. Tried with every key (the first byte is random, so such a secret
+   * may happen to look keyed).
+   */
+  openUnbound(box: Buffer): string | null {
     for (const { key } of this.#keys) {
       const opened = decrypt(key, box, null);
       if (opened !== null) return opened;
     }
-    throw new SealedSecretError(endpointId);
+    return null;
+  }
+
+  /** The ids of the configured keys, newest first. */
+  get keyIds(): Buffer[] {
+    return this.#keys.map((entry) => entry.id);
   }
 
   /** Whether a sealed secret is already in the current format under the newest key. */

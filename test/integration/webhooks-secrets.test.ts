@@ -122,11 +122,40 @@ describe.each(databaseTargets())('webhook signing secrets and the keys that seal
     await removeAll();
   });
 
-  it('master key rotation: secrets sealed before key ids keep working, webhook reseal moves every secret to the newest key, and the old key can then be retired', async () => {
+  it('secrets sealed before key ids are resealed at start, bound to their endpoint: they keep working, and no longer open on another endpoint', async () => {
+    const other = await startReceiver();
+    try {
+      const endpoint = await addEndpoint();
+      const elsewhere = await addEndpoint(other.url);
+      // As the release before key ids wrote it, then an upgrade starts the service.
+      await db.query('UPDATE webhook_endpoints SET secret_ciphertext = $2 WHERE id = $1', [endpoint.id, sealTheOldWay(endpoint.secret, TEST_SECRET_KEY)]);
+      await restartApi(env);
+      expect(api!.logs.some((line) => line.includes('"endpoints":1') && line.includes('bound to their endpoint'))).toBe(true);
+      const sealed = await sealedOf(endpoint.id);
+      expect(sealed[0]).toBe(0x02);
+      expect(sealed.subarray(1, 9).equals(keyId(TEST_SECRET_KEY))).toBe(true);
+      const first = await deliver();
+      expect(verifies(endpoint.secret, first, 'x-svc-signature')).toBe(true);
+      await other.waitFor((received) => received.some((d) => bookingOf(d).id === bookingOf(first).id));
+
+      // Someone with write access copies a secret in the old, unbound format onto another endpoint
+      // of a running service: it opens nowhere, and nothing is sent to that endpoint with it.
+      await db.query('UPDATE webhook_endpoints SET secret_ciphertext = $2 WHERE id = $1', [elsewhere.id, sealTheOldWay(endpoint.secret, TEST_SECRET_KEY)]);
+      const sentBefore = other.received.length;
+      await deliver();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(other.received.length).toBe(sentBefore);
+      expect(api!.logs.some((line) => line.includes(`The signing secret of webhook endpoint ${elsewhere.id} cannot be opened`))).toBe(true);
+      await removeAll();
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('master key rotation: webhook reseal moves every secret, unbound ones too, to the newest key, and the old key can then be retired', async () => {
     const endpoint = await addEndpoint();
-    // As the release before key ids wrote it.
+    // As the release before key ids wrote it: `webhook reseal` binds it too.
     await db.query('UPDATE webhook_endpoints SET secret_ciphertext = $2 WHERE id = $1', [endpoint.id, sealTheOldWay(endpoint.secret, TEST_SECRET_KEY)]);
-    expect(verifies(endpoint.secret, await deliver(), 'x-svc-signature')).toBe(true);
 
     const newKey = randomBytes(32).toString('base64');
     const bothKeys = { ...env, WEBHOOK_SECRET_KEY: `${newKey},${TEST_SECRET_KEY}` };

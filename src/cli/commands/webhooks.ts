@@ -10,9 +10,9 @@ import {
   listEndpoints,
   recoverDeliveries,
   removeEndpoint,
-  resealSecrets,
   rotateSecret,
 } from '../../webhooks/endpoint-store.ts';
+import { resealSecrets } from '../../webhooks/reseal-store.ts';
 import { assertWorkspaceExists } from '../../workspaces/workspace-store.ts';
 import { jsonOption, type CliContext, type Output } from '../context.ts';
 

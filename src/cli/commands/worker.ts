@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../logger.ts';
+import { bindUnboundSecrets } from '../../webhooks/reseal-store.ts';
 import type { CliContext } from '../context.ts';
 
 function untilSignal(): Promise<string> {
@@ -25,11 +26,13 @@ export function registerWorkerCommand(program: Command, ctx: CliContext): void {
       const logger = createLogger(ctx.config.LOG_LEVEL, { write: (line: string) => ctx.io.stdout.write(line) });
       // Loaded only here: the other commands never need the job queue's code.
       const { startWebhookWorker } = await import('../../webhooks/worker.ts');
+      const box = await ctx.secretBox();
+      await bindUnboundSecrets(db, box, logger);
       const worker = await startWebhookWorker({
         db,
         config: ctx.config,
         logger,
-        box: await ctx.secretBox(),
+        box,
         trustedCertificates: ctx.io.trustedCertificates,
       });
       const signal = await (ctx.io.untilStopped ?? untilSignal)();
