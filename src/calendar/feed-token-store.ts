@@ -1,7 +1,7 @@
 import { requireManager } from '../workspaces/member-store.ts';
 import { generateFeedToken, sha256 } from '../auth/secret-format.ts';
 import type { Database } from '../db/database.ts';
-import { dataVersionExpression } from '../db/data-versions.ts';
+import { dataVersionExpression, toDataVersion, type DataVersion } from '../db/data-versions.ts';
 import { InputError } from '../input-error.ts';
 
 export const FEED_PATH_PREFIX = '/api/calendar/v1/';
@@ -64,8 +64,8 @@ export async function revokeFeedToken(db: Database, id: string): Promise<{ id: s
 export interface ActiveFeed {
   id: string;
   workspaceId: string;
-  /** The workspace's data version, read in the token's own statement. */
-  dataVersion: number;
+  /** The workspace's data version, read in the token's own statement (null: it has none). */
+  dataVersion: DataVersion | null;
 }
 
 /**
@@ -74,11 +74,11 @@ export interface ActiveFeed {
  * statement of its own.
  */
 export async function findActiveFeed(db: Database, token: string): Promise<ActiveFeed | null> {
-  const found = await db.query<{ id: string; workspace_id: string; data_version: number }>(
+  const found = await db.query<{ id: string; workspace_id: string; data_version: string | null }>(
     `SELECT f.id, f.workspace_id, ${dataVersionExpression('f.workspace_id')} AS data_version
        FROM feed_tokens f WHERE f.token_hash = $1 AND f.revoked_at IS NULL`,
     [sha256(token)],
   );
   const row = found.rows[0];
-  return row ? { id: row.id, workspaceId: row.workspace_id, dataVersion: Number(row.data_version) } : null;
+  return row ? { id: row.id, workspaceId: row.workspace_id, dataVersion: toDataVersion(row.data_version) } : null;
 }
