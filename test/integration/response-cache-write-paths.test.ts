@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFeedToken } from '../../src/calendar/feed-token-store.ts';
@@ -8,6 +7,7 @@ import { served, type Served, type ServedOptions } from '../support/cached-answe
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
+import { idLiteral, withServerFile } from '../support/server-files.ts';
 
 const COURSES = '/api/public/v1/courses';
 const BOOKINGS = '/api/public/v1/bookings';
@@ -22,12 +22,6 @@ interface Booking {
 }
 const bookingsIn = (text: string) => (JSON.parse(text) as { data: Booking[] }).data;
 const bookingOf = (text: string, id: string) => bookingsIn(text).find((booking) => booking.id === id);
-
-/** An id inlined into a COPY statement, which takes no parameters. */
-const literal = (id: string) => {
-  expect(id).toMatch(/^[a-z]+_[0-9a-f]{32}$/);
-  return `'${id}'`;
-};
 
 describe.each(databaseTargets())('the response cache, whatever path writes, on %s', (target) => {
   let db: Database;
@@ -146,9 +140,9 @@ describe.each(databaseTargets())('the response cache, whatever path writes, on %
     const ws = await seedWorkspace(db, contractFixture(`Copy ${role}`, 8));
     // In the contract fixture every seventh booking (b0 among them) has no participant.
     expect(bookingOf((await cached(BOOKINGS, { key: ws.fullKey })).text, ws.ids.b0!)?.participant).toBeUndefined();
-    const file = `/tmp/response-cache-copy-${randomUUID()}.csv`;
-    await sql.query(`COPY (SELECT ${literal(ws.ids.b0!)}, 'Copied Person', 'copied@copy.example') TO '${file}' WITH (FORMAT csv)`);
-    await write([[`COPY participants (booking_id, name, email) FROM '${file}' WITH (FORMAT csv)`]], role);
+    await withServerFile(sql, target, `SELECT ${idLiteral(ws.ids.b0!)}, 'Copied Person', 'copied@copy.example'`, (file) =>
+      write([[`COPY participants (booking_id, name, email) FROM '${file}' WITH (FORMAT csv)`]], role),
+    );
     expect(bookingOf((await fresh(BOOKINGS, { key: ws.fullKey })).text, ws.ids.b0!)?.participant).toEqual({ name: 'Copied Person', email: 'copied@copy.example' });
   });
 

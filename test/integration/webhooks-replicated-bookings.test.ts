@@ -7,6 +7,7 @@ import { cliOn } from '../support/cli.ts';
 import { databaseTargets, openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
+import { idLiteral, withServerFile } from '../support/server-files.ts';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { bookingOf, insertBooking, webhookEnv } from '../support/webhooks.ts';
 
@@ -44,9 +45,14 @@ describe.each(databaseTargets())('booking.created for bookings written in replic
   /** Statements in one committed transaction; the role is set for it alone (PGlite shares one session among connections). */
   async function write(statements: Array<[string, unknown[]?]>, role: 'origin' | 'replica'): Promise<void> {
     await sql.query('BEGIN');
-    if (role === 'replica') await sql.query('SET LOCAL session_replication_role = replica');
-    for (const [text, values] of statements) await sql.query(text, values);
-    await sql.query('COMMIT');
+    try {
+      if (role === 'replica') await sql.query('SET LOCAL session_replication_role = replica');
+      for (const [text, values] of statements) await sql.query(text, values);
+      await sql.query('COMMIT');
+    } catch (error) {
+      await sql.query('ROLLBACK');
+      throw error;
+    }
   }
 
   const insertStatement = (id: string): [string, unknown[]] => [
@@ -73,11 +79,10 @@ describe.each(databaseTargets())('booking.created for bookings written in replic
 
   it('webhooks.guarantee: bookings copied in replica role, as the initial synchronisation of a subscription copies them, produce one event each (docs/webhooks.md says how to subscribe without)', async () => {
     const ids = [newId(), newId()];
-    const file = `/tmp/replicated-bookings-${randomUUID()}.csv`;
-    const rows = ids.map((id) => `SELECT '${id}', '${ws.workspaceId}', '${ws.ids.r2}', 'widget', 'pending'`).join(' UNION ALL ');
-    for (const value of [...ids, ws.workspaceId, ws.ids.r2!]) expect(value).toMatch(/^[a-z]+_[0-9a-f]{32}$/);
-    await sql.query(`COPY (${rows}) TO '${file}' WITH (FORMAT csv)`);
-    await write([[`COPY bookings (id, workspace_id, course_run_id, source, status) FROM '${file}' WITH (FORMAT csv)`]], 'replica');
+    const rows = ids.map((id) => `SELECT ${idLiteral(id)}, ${idLiteral(ws.workspaceId)}, ${idLiteral(ws.ids.r2!)}, 'widget', 'pending'`).join(' UNION ALL ');
+    await withServerFile(sql, target, rows, (file) =>
+      write([[`COPY bookings (id, workspace_id, course_run_id, source, status) FROM '${file}' WITH (FORMAT csv)`]], 'replica'),
+    );
     await delivered(ids);
     for (const id of ids) expect([await eventsOf(id), deliveredTo(plain, id), deliveredTo(personal, id)]).toEqual([1, 1, 1]);
   });

@@ -12,7 +12,7 @@
 -- they fire in every role (ENABLE ALWAYS).
 --
 -- `ALTER TABLE … ENABLE TRIGGER ALL` (which `pg_restore --disable-triggers` runs after loading a
--- table) turns every trigger back into an ordinary one, firing in origin role only:
+-- table) turns every trigger back into an ordinary one, firing in origin (and local) role only:
 -- `restore_trigger_roles()`, which `migrate` calls on every run, gives them their roles back. In
 -- the meantime the row triggers would fire in origin role beside the statement triggers: their
 -- functions then do nothing, so that a booking never gets two events.
