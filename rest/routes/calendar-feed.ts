@@ -4,6 +4,7 @@ import { Router } from 'express';
 import type { IssuedCredentials } from '../../src/auth/issued-credentials.ts';
 import { buildCalendarFeed } from '../../src/calendar/feed.ts';
 import { activeFeedOf } from '../../src/calendar/feed-credential.ts';
+import type { DataVersion } from '../../src/db/data-versions.ts';
 import { ApiError } from '../../src/errors.ts';
 import type { OperationRuntime } from '../../src/graphql/execute-operation.ts';
 import type { CompiledOperations } from '../../src/graphql/operations.ts';
@@ -25,13 +26,20 @@ export interface CalendarFeedDependencies extends OperationRuntime {
 /** A release may render the same data differently: its feeds then get new ETags. */
 const RELEASE = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
 
+function strongEtag(parts: ReadonlyArray<string | Buffer>): string {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part);
+  return `"${hash.digest('base64url').slice(0, 32)}"`;
+}
+
 /**
  * The feed's ETag, from its workspace's data version: the same version, the same body. A
  * revalidation therefore needs no more than the token's statement, which reads the version too.
  */
-function etagOf(workspaceId: string, dataVersion: number): string {
-  return `"${createHash('sha256').update(`calendar\n${RELEASE}\n${workspaceId}\n${dataVersion}`).digest('base64url').slice(0, 32)}"`;
-}
+const etagOfVersion = (workspaceId: string, dataVersion: DataVersion) => strongEtag([`calendar\n${RELEASE}\n${workspaceId}\n${dataVersion}`]);
+
+/** A workspace without a data version gets the ETag of the bytes themselves, built every time. */
+const etagOfBody = (body: readonly Buffer[]) => strongEtag(['calendar body\n', ...body]);
 
 /** RFC 9110 13.1.2: weak comparison, a list of tags, or `*`. */
 function matchesEtag(header: string | undefined, etag: string): boolean {
@@ -68,20 +76,28 @@ export function calendarFeedRouter(deps: CalendarFeedDependencies): Router {
     }
     // The version was read in the token's own statement, sent after this request arrived: it
     // counts every change committed before the request.
-    const etag = etagOf(feed.workspaceId, feed.dataVersion);
-    res.set('ETag', etag);
-    // Calendar clients may keep the feed but must revalidate it: If-None-Match makes that cheap.
-    res.set('Cache-Control', 'private, no-cache');
-    if (matchesEtag(req.get('if-none-match'), etag)) {
+    const dataVersion = feed.dataVersion;
+    // Sets the feed's validator; true when the client holds it already.
+    const unchanged = (etag: string) => {
+      res.set('ETag', etag);
+      // Calendar clients may keep the feed but must revalidate it: If-None-Match makes that cheap.
+      res.set('Cache-Control', 'private, no-cache');
+      return matchesEtag(req.get('if-none-match'), etag);
+    };
+    if (dataVersion !== null && unchanged(etagOfVersion(feed.workspaceId, dataVersion))) {
       res.status(304).end();
       return;
     }
     const variables = { workspaceId: feed.workspaceId, calendar: true };
     const answer = await deps.responseCache.answer(
-      { answer: 'calendar', workspaceId: feed.workspaceId, variables, version: feed.dataVersion },
+      { answer: 'calendar', workspaceId: feed.workspaceId, variables, version: dataVersion },
       async () => [Buffer.from(await buildCalendarFeed(deps, deps.operations.courses, feed.workspaceId), 'utf8')],
     );
     res.locals.cache = answer.outcome;
+    if (dataVersion === null && unchanged(etagOfBody(answer.body))) {
+      res.status(304).end();
+      return;
+    }
     res.type('text/calendar; charset=utf-8');
     res.send(answer.body.length === 1 ? answer.body[0] : Buffer.concat(answer.body));
   });

@@ -2,7 +2,7 @@ import { requireManager } from '../workspaces/member-store.ts';
 import { readIssuerTag } from '../auth/issuer-key-store.ts';
 import { generateFeedToken, sha256 } from '../auth/secret-format.ts';
 import type { Database } from '../db/database.ts';
-import { dataVersionExpression } from '../db/data-versions.ts';
+import { dataVersionExpression, toDataVersion, type DataVersion } from '../db/data-versions.ts';
 import { InputError } from '../input-error.ts';
 
 export const FEED_PATH_PREFIX = '/api/calendar/v1/';
@@ -65,8 +65,8 @@ export async function revokeFeedToken(db: Database, id: string): Promise<{ id: s
 export interface ActiveFeed {
   id: string;
   workspaceId: string;
-  /** The workspace's data version, read in the token's own statement. */
-  dataVersion: number;
+  /** The workspace's data version, read in the token's own statement (null: it has none). */
+  dataVersion: DataVersion | null;
 }
 
 /**
@@ -75,12 +75,12 @@ export interface ActiveFeed {
  * it, so that the feed's ETag, and with it a 304, costs no statement of its own.
  */
 export async function findFeed(db: Database, tokenHash: Buffer): Promise<ActiveFeed | 'revoked' | null> {
-  const found = await db.query<{ id: string; workspace_id: string; revoked: boolean; data_version: number }>(
+  const found = await db.query<{ id: string; workspace_id: string; revoked: boolean; data_version: string | null }>(
     `SELECT f.id, f.workspace_id, f.revoked_at IS NOT NULL AS revoked, ${dataVersionExpression('f.workspace_id')} AS data_version
        FROM feed_tokens f WHERE f.token_hash = $1`,
     [tokenHash],
   );
   const row = found.rows[0];
   if (!row) return null;
-  return row.revoked ? 'revoked' : { id: row.id, workspaceId: row.workspace_id, dataVersion: Number(row.data_version) };
+  return row.revoked ? 'revoked' : { id: row.id, workspaceId: row.workspace_id, dataVersion: toDataVersion(row.data_version) };
 }

@@ -1,14 +1,38 @@
 import type { Queryable } from './database.ts';
 
 /**
- * The data version of one workspace as an SQL expression, for a statement that reads it together
- * with something else (a feed token). `workspaceId` is a column or a parameter placeholder.
- * The version grows with every committed change to what a public answer is built from
- * (src/db/migrations/1763800700000_data-versions.sql); a workspace never written since the
- * migration reads as its one seeded slot.
+ * The data version of one workspace: two reads that return the same version saw the same data of
+ * the workspace. Opaque: compare for equality only.
+ */
+export type DataVersion = string;
+
+/**
+ * The server's start, in microseconds. A physical restore (point in time, or a standby promoted
+ * without the last transactions) starts another server that hands out again the transaction ids
+ * of the lost history: its versions must not meet those of the old server.
+ */
+const SERVER_START = '(extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint';
+
+/**
+ * The data version of one workspace as an SQL expression of type text, for a statement that reads
+ * it together with something else (a feed token). `workspaceId` is a column or a parameter
+ * placeholder.
+ *
+ * The count of its slots grows with every committed change to what a public answer is built from
+ * (src/db/migrations/1763800700000_data-versions.sql). Beside it, each slot's `xmin`: the
+ * transaction that wrote the slot's row as it is now. Whatever writes `data_versions` (a trigger,
+ * a restore that puts older counts back, plain SQL) writes new rows with its own, new transaction
+ * id, which no earlier read of the workspace has seen: a restore that sets the count back to a
+ * number already read still gives a version never read before.
+ *
+ * NULL when the workspace has no slot (`data_versions` emptied by hand): nothing can then tell
+ * whether its data changed, so nothing is cached for it until its next write creates a slot.
  */
 export function dataVersionExpression(workspaceId: string): string {
-  return `(SELECT coalesce(sum(v.version), 0)::bigint FROM data_versions v WHERE v.workspace_id = ${workspaceId})`;
+  return (
+    `(SELECT sum(v.version) || '/' || string_agg(v.slot || ':' || v.xmin, ',' ORDER BY v.slot) || '/' || ${SERVER_START}` +
+    ` FROM data_versions v WHERE v.workspace_id = ${workspaceId})`
+  );
 }
 
 const READ_VERSION = `SELECT ${dataVersionExpression('$1')}`;
@@ -16,9 +40,14 @@ const READ_VERSION = `SELECT ${dataVersionExpression('$1')}`;
 /**
  * The workspace's data version as of now: one statement, never cached, so that a change committed
  * before the call is always counted (READ COMMITTED: the statement's snapshot is taken when it
- * starts).
+ * starts). Null when the workspace has none.
  */
-export async function readDataVersion(db: Queryable, workspaceId: string): Promise<number> {
+export async function readDataVersion(db: Queryable, workspaceId: string): Promise<DataVersion | null> {
   const rows = await db.queryArrays(READ_VERSION, [workspaceId]);
-  return Number(rows[0]?.[0] ?? 0);
+  return toDataVersion(rows[0]?.[0]);
+}
+
+/** A version as a statement returned it (the expression above). */
+export function toDataVersion(value: unknown): DataVersion | null {
+  return typeof value === 'string' ? value : null;
 }

@@ -65,10 +65,17 @@ async function isSchemaCurrent(db: Database): Promise<boolean> {
 /**
  * Applies every pending migration in one transaction (concurrent callers wait for each other), then
  * installs or upgrades the job queue's own schema (`graphile_worker`), which the booking trigger of
- * the webhooks migration writes to.
+ * the webhooks migration writes to. Then gives the triggers that must fire in replica role their
+ * role back, should a restore have made them ordinary ones (`restore_trigger_roles`, migration
+ * 1763801000000): one statement when nothing needs it.
  */
 export async function migrate(db: Database): Promise<MigrationResult> {
-  if (await isSchemaCurrent(db)) return { applied: [] };
+  const result = (await isSchemaCurrent(db)) ? { applied: [] } : await migrateAll(db);
+  await db.query('SELECT restore_trigger_roles()');
+  return result;
+}
+
+async function migrateAll(db: Database): Promise<MigrationResult> {
   const result = await migrateOwn(db);
   const { Logger, runMigrations } = await import('graphile-worker');
   // graphile-worker's own log lines are dropped: the service logs what matters about deliveries.

@@ -1,13 +1,14 @@
 import { LRUCache } from 'lru-cache';
 import type { Database } from '../db/database.ts';
-import { readDataVersion } from '../db/data-versions.ts';
+import { readDataVersion, type DataVersion } from '../db/data-versions.ts';
 
 /**
  * How a request's answer was produced, for the request log and the metrics:
  * - `hit`: the bytes of the workspace's current data version were cached (or being built by a
  *   request that read the same version): no statement but the version read;
  * - `miss`: built, and stored under the version read before building;
- * - `bypass`: built and not stored, because it is larger than the whole cache;
+ * - `bypass`: built and not stored, because it is larger than the whole cache or because the
+ *   workspace has no data version to key it by;
  * - `off`: the cache is turned off (`RESPONSE_CACHE_MAX_BYTES=0`).
  */
 export type CacheOutcome = 'hit' | 'miss' | 'bypass' | 'off';
@@ -33,7 +34,7 @@ export interface AnswerRequest {
   /** The operation's variables, participant variant included: part of the key. */
   variables: Readonly<Record<string, unknown>>;
   /** The data version, when the caller has read it already (with the feed token); read here otherwise. */
-  version?: number;
+  version?: DataVersion | null;
 }
 
 export interface Answer {
@@ -44,7 +45,9 @@ export interface Answer {
 }
 
 interface Entry {
-  version: number;
+  version: DataVersion;
+  /** When this instance learnt the version (see `#learnt`). */
+  learnt: number;
   body: readonly Buffer[];
   length: number;
 }
@@ -84,9 +87,17 @@ export class ResponseCache {
   /** Builds under way, by key and version: concurrent requests for the same answer share one. */
   readonly #building = new Map<string, Promise<Built>>();
   /** A workspace's version read not sent yet (waiting for the one on the wire, or a connection): a request may still join. */
-  readonly #unsent = new Map<string, Promise<number>>();
+  readonly #unsent = new Map<string, Promise<DataVersion | null>>();
   /** A workspace's version read on the wire, settled once answered (or failed). */
   readonly #onWire = new Map<string, Promise<void>>();
+  /**
+   * Counts the versions this instance learnt, in the order it learnt them. Versions are opaque, so
+   * this order decides which of two builds of different versions keeps the entry. A workspace's
+   * reads here are sent one after the other, so a version learnt later is a later one; a version a
+   * caller read itself (with a feed token) may come out of order, which costs a build, never
+   * exactness: an entry is served only to a request that read its version.
+   */
+  #learnt = 0;
 
   constructor(options: ResponseCacheOptions) {
     this.maxBytes = options.maxBytes;
@@ -127,7 +138,13 @@ export class ResponseCache {
       const body = await build();
       return this.#done(request, { body, length: lengthOf(body), outcome: 'off' });
     }
-    const version = request.version ?? (await this.#readVersion(request.workspaceId));
+    const version = request.version !== undefined ? request.version : await this.#readVersion(request.workspaceId);
+    if (version === null) {
+      // Nothing says whether the data changed since an entry was built: neither serve nor store one.
+      const body = await build();
+      return this.#done(request, { body, length: lengthOf(body), outcome: 'bypass' });
+    }
+    const learnt = (this.#learnt += 1);
     const key = `${request.answer}\n${request.workspaceId}\n${JSON.stringify(request.variables)}`;
     const cached = entries.get(key);
     if (cached?.version === version) return this.#done(request, { body: cached.body, length: cached.length, outcome: 'hit' });
@@ -138,13 +155,13 @@ export class ResponseCache {
       const shared = await running;
       return this.#done(request, { body: shared.body, length: shared.length, outcome: shared.stored ? 'hit' : 'bypass' });
     }
-    const building = this.#build(key, version, build).finally(() => this.#building.delete(flight));
+    const building = this.#build(key, version, learnt, build).finally(() => this.#building.delete(flight));
     this.#building.set(flight, building);
     const built = await building;
     return this.#done(request, { body: built.body, length: built.length, outcome: built.stored ? 'miss' : 'bypass' });
   }
 
-  async #build(key: string, version: number, build: () => Promise<Buffer[]>): Promise<Built> {
+  async #build(key: string, version: DataVersion, learnt: number, build: () => Promise<Buffer[]>): Promise<Built> {
     const pieces = await build();
     const length = lengthOf(pieces);
     if (length + key.length > this.maxBytes) return { body: pieces, length, stored: false };
@@ -153,15 +170,15 @@ export class ResponseCache {
     // own, so that a cached small answer does not keep a whole slab alive.
     const body = pieces.map((piece) => (piece.byteOffset === 0 && piece.buffer.byteLength === piece.length ? piece : ownCopy(piece)));
     const entries = this.#entries!;
-    // Versions only grow: a build of an older version that ends late never replaces a newer one.
+    // A build of an older version that ends late never replaces a newer one.
     const current = entries.peek(key);
-    if (current && current.version > version) return { body, length, stored: false };
-    entries.set(key, { version, body, length });
+    if (current && current.version !== version && current.learnt > learnt) return { body, length, stored: false };
+    entries.set(key, { version, learnt, body, length });
     return { body, length, stored: true };
   }
 
   /** The workspace's data version as of now (see `#readVersion`), for a caller that needs it itself. */
-  readDataVersion(workspaceId: string): Promise<number> {
+  readDataVersion(workspaceId: string): Promise<DataVersion | null> {
     return this.#readVersion(workspaceId);
   }
 
@@ -172,7 +189,7 @@ export class ResponseCache {
    * answered; never one already sent, whose snapshot could predate a change committed before they
    * were called. Under load a hit costs a fraction of a statement.
    */
-  #readVersion(workspaceId: string): Promise<number> {
+  #readVersion(workspaceId: string): Promise<DataVersion | null> {
     const unsent = this.#unsent.get(workspaceId);
     if (unsent) return unsent;
     const send = () =>

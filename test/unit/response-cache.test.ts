@@ -7,7 +7,7 @@ import { ResponseCache, type CacheOutcome } from '../../src/graphql/response-cac
  * connection is handed out once `connections` lets it (at once unless a test holds them back); a
  * read sees the version as it is when sent and answers once `wire` lets it.
  */
-function versionSource(initial: number) {
+function versionSource(initial: number | null) {
   const connection = {
     async query() {
       throw new Error('the response cache sends no other statement');
@@ -17,11 +17,12 @@ function versionSource(initial: number) {
       source.reads += 1;
       const seen = source.version;
       await source.wire;
-      return [[seen]];
+      // As the statement returns it: text, or null for a workspace without a version.
+      return [[seen === null ? null : String(seen)]];
     },
   } as unknown as Queryable;
   const source = {
-    version: initial,
+    version: initial as number | null,
     reads: 0,
     connections: Promise.resolve(),
     wire: Promise.resolve(),
@@ -215,9 +216,43 @@ describe('the response cache', () => {
   it('uses a data version read by the caller instead of reading it again', async () => {
     const source = versionSource(4);
     const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
-    await cache.answer({ ...request(), version: 4 }, async () => bytes('calendar'));
+    await cache.answer({ ...request(), version: '4' }, async () => bytes('calendar'));
     expect(source.reads).toBe(0);
-    expect((await cache.answer({ ...request(), version: 4 }, async () => bytes('again'))).outcome).toBe('hit');
+    expect((await cache.answer({ ...request(), version: '4' }, async () => bytes('again'))).outcome).toBe('hit');
     expect(source.reads).toBe(0);
+  });
+
+  it('serves nothing from the cache and stores nothing while the workspace has no data version, and caches again once it has one', async () => {
+    const source = versionSource(1);
+    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    await cache.answer(request(), async () => bytes('version 1'));
+    source.version = null;
+    let builds = 0;
+    for (let i = 0; i < 2; i += 1) {
+      const answer = await cache.answer(request(), async () => bytes(`built ${++builds}`));
+      expect([answer.outcome, text(answer.body)]).toEqual(['bypass', `built ${builds}`]);
+    }
+    // A caller's own read without a version is not cached either.
+    expect((await cache.answer({ ...request(), version: null }, async () => bytes('calendar'))).outcome).toBe('bypass');
+    source.version = 2;
+    expect((await cache.answer(request(), async () => bytes('version 2'))).outcome).toBe('miss');
+    expect(text((await cache.answer(request(), async () => bytes('unused'))).body)).toBe('version 2');
+  });
+
+  it('keeps the entry of the version learnt later when a build of one learnt earlier ends after it', async () => {
+    const source = versionSource(1);
+    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    let finish!: () => void;
+    const slow = cache.answer(request(), async () => {
+      await new Promise<void>((resolve) => (finish = resolve));
+      return bytes('version 1, built slowly');
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    source.version = 2;
+    expect((await cache.answer(request(), async () => bytes('version 2'))).outcome).toBe('miss');
+    finish();
+    expect((await slow).outcome).toBe('bypass');
+    const next = await cache.answer(request(), async () => bytes('not built'));
+    expect([next.outcome, text(next.body)]).toEqual(['hit', 'version 2']);
   });
 });
