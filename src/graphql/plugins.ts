@@ -135,10 +135,12 @@ export function maskError(formatted: GraphQLFormattedError, error: unknown): Gra
     return { message: 'The service is temporarily unavailable; retry later.', path: formatted.path, extensions: { code: 'service_unavailable' } };
   }
   const code = formatted.extensions?.code;
+  // Apollo Server gives INTERNAL_SERVER_ERROR to a GraphQLError thrown without a code, as a failing plugin throws it.
+  if (code === 'INTERNAL_SERVER_ERROR') return { message: MASKED_MESSAGE, path: formatted.path, extensions: { code: 'internal_error' } };
   if (original instanceof GraphQLError && !original.originalError) {
     return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: code ? { code } : {} };
   }
-  if (typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR') {
+  if (typeof code === 'string') {
     return { message: formatted.message, locations: formatted.locations, extensions: { code } };
   }
   return { message: MASKED_MESSAGE, path: formatted.path, extensions: { code: 'internal_error' } };
