@@ -20,7 +20,7 @@ export interface DocumentLimits {
   maxCost: number;
 }
 
-export const DEFAULT_DOCUMENT_LIMITS: DocumentLimits = {
+export const DOCUMENT_LIMITS: DocumentLimits = {
   maxDepth: 10,
   maxAliases: 15,
   maxDirectives: 50,

@@ -15,7 +15,7 @@ import { maskError } from '../graphql/plugins.ts';
 import type { GraphQLContext } from '../graphql/schema.ts';
 import type { Logger } from '../logger.ts';
 import { auditRecordOf, useAuditPlugin, useAuditTrail, type AuditRecord } from './audit-trail.ts';
-import { DEFAULT_DOCUMENT_LIMITS, documentLimits, type DocumentLimits } from './document-limits.ts';
+import { DOCUMENT_LIMITS, documentLimits } from './document-limits.ts';
 import { answerErrors, notFound, sendListenerError } from './listener-errors.ts';
 
 export interface InternalAppOptions {
@@ -25,8 +25,6 @@ export interface InternalAppOptions {
   /** INTERNAL_API_TOKEN: the operators' bootstrap token, every workspace. */
   token: string;
   logger: Logger;
-  /** Overrides of DEFAULT_DOCUMENT_LIMITS (tests). */
-  limits?: Partial<DocumentLimits>;
   /** Extra routes of the internal listener (metrics). */
   extend?: (app: Express) => void;
 }
@@ -99,7 +97,7 @@ function withoutSyntaxPrefix(error: GraphQLFormattedError): GraphQLFormattedErro
  */
 export async function createInternalApp(options: InternalAppOptions): Promise<InternalApp> {
   const { logger } = options;
-  const limits = documentLimits(options.schema, options.registry, { ...DEFAULT_DOCUMENT_LIMITS, ...options.limits });
+  const limits = documentLimits(options.schema, options.registry, DOCUMENT_LIMITS);
   const apollo = new ApolloServer<InternalContext>({
     schema: options.schema,
     ...limits,
