@@ -1,9 +1,8 @@
 /**
- * The one error catalogue: every error a client can see, REST and GraphQL alike. Each code is
- * documented in openapi/public-v1.yaml (a test checks both directions). Messages are safe to send:
- * no hashes, key material, SQL or internal ids.
+ * The errors of the public contract: each code is documented in openapi/public-v1.yaml (a test
+ * checks both directions). Messages are safe to send: no hashes, key material, SQL or internal ids.
  */
-export const errorCatalogue = {
+const contractErrors = {
   invalid_request: { status: 400, message: 'The request is not valid.' },
   invalid_api_key: { status: 401, message: 'The API key is missing, invalid, revoked or rotated.' },
   missing_scope: { status: 403, message: 'The API key lacks the scope this endpoint requires.' },
@@ -15,9 +14,26 @@ export const errorCatalogue = {
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable; retry later.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
+/**
+ * Errors only the internal listener answers: it reads request bodies, which the public listener
+ * never does, so they are not part of the public contract.
+ */
+const internalListenerErrors = {
+  payload_too_large: { status: 413, message: 'The request body is larger than this endpoint accepts.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+/** The one error catalogue: every error a client can see, REST and GraphQL alike. */
+export const errorCatalogue = { ...contractErrors, ...internalListenerErrors };
+
 export type ErrorCode = keyof typeof errorCatalogue;
 
-export const errorCodes = Object.keys(errorCatalogue) as ErrorCode[];
+/** The codes of the public contract (those openapi/public-v1.yaml documents). */
+export const errorCodes = Object.keys(contractErrors) as ErrorCode[];
+
+/** The answer of the internal GraphQL endpoint: GraphQL's `errors` with the code in `extensions.code`. */
+export interface GraphQLErrorBody {
+  errors: [{ message: string; extensions: { code: ErrorCode } }];
+}
 
 export interface ErrorBody {
   error: { code: ErrorCode; message: string };
@@ -40,6 +56,10 @@ export class ApiError extends Error {
 
   toBody(): ErrorBody {
     return { error: { code: this.code, message: this.message } };
+  }
+
+  toGraphQLBody(): GraphQLErrorBody {
+    return { errors: [{ message: this.message, extensions: { code: this.code } }] };
   }
 }
 

@@ -1,7 +1,6 @@
 import type { ApolloServerPlugin, GraphQLRequestContext } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
-import depthLimit from 'graphql-depth-limit';
-import { GraphQLError, getNamedType, isLeafType, isListType, isNonNullType, type GraphQLFormattedError, type GraphQLOutputType, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { GraphQLError, getNamedType, isLeafType, isListType, isNonNullType, type GraphQLFormattedError, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
 import type { ResourceRegistry } from '../db/resource-registry.ts';
 import { connectionOrder } from '../db/sql-builder.ts';
@@ -9,11 +8,7 @@ import { isApiError, isDatabaseUnavailable } from '../errors.ts';
 import { MAX_PAGE_SIZE, parseConnectionArguments } from '../loaders/connection-arguments.ts';
 import { connectionList } from '../loaders/loaders.ts';
 import { listIndexOf, type ListIndex } from './connections.ts';
-
-/** Refuses queries nested deeper than `maxDepth` at validation, before anything runs. */
-export function useDepthLimit(maxDepth: number): ValidationRule {
-  return depthLimit(maxDepth) as ValidationRule;
-}
+import { introspectionListLengths } from './introspection-size.ts';
 
 function isList(type: GraphQLOutputType): boolean {
   return isListType(isNonNullType(type) ? type.ofType : type);
@@ -27,18 +22,31 @@ interface Problem {
 
 const refusal = (message: string) => new GraphQLError(message, { extensions: { code: 'invalid_request', http: { status: 400 } } });
 
+/** Whether an argument's value holds U+0000 anywhere, which no text the database stores can. */
+function holdsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(holdsNul);
+  return value !== null && typeof value === 'object' && !(value instanceof Date) && Object.values(value).some(holdsNul);
+}
+
 /**
  * Cost = fields fetched, where every list counts as the rows it can return times the cost of one
  * of them: a connection its page size (`first` or `last`, at most 100, 100 when neither is given),
- * a list with a per-parent limit that limit; a connection's `edges` are that page. A list without
+ * a list with a per-parent limit that limit; a connection's `edges` are that page; an
+ * introspection list its average length in the served schema (`introspectionListLengths`). A list without
  * a page size has no honest estimate and is refused (`unbounded`). Connection arguments are
- * checked here too, so that a bad `first` or cursor is refused before any statement.
+ * checked here too, so that a bad `first` or cursor is refused before any statement, and so are
+ * arguments holding U+0000, which the database would refuse with an error.
  */
-function listCostEstimator(index: ListIndex, registry: ResourceRegistry, problems: Problem[]): ComplexityEstimator {
+function listCostEstimator(index: ListIndex, introspection: ReadonlyMap<string, number>, registry: ResourceRegistry, problems: Problem[]): ComplexityEstimator {
   return ({ type, field, node, args, childComplexity }) => {
     const key = `${type.name}.${field.name}`;
     const perRow = Math.max(childComplexity, 1);
     const problem = (message: string) => problems.push({ at: node.loc?.start ?? 0, error: refusal(message) });
+    const withNul = Object.keys(args).find((name) => holdsNul(args[name]));
+    if (withNul) problem(`Argument "${withNul}" holds the character U+0000, which no stored value holds.`);
+    const introspected = introspection.get(key);
+    if (introspected !== undefined) return 1 + introspected * perRow;
     const connection = index.connections.get(key);
     if (connection) {
       const parent = registry.get(connection.resource);
@@ -51,9 +59,7 @@ function listCostEstimator(index: ListIndex, registry: ResourceRegistry, problem
         return 1 + MAX_PAGE_SIZE * perRow;
       }
     }
-    // Introspection's lists are as long as the schema is large, not the data: they count once.
-    const introspection = type.name.startsWith('__');
-    if (introspection || !isList(field.type) || isLeafType(getNamedType(field.type)) || index.connectionTypes.has(type.name)) return 1 + childComplexity;
+    if (!isList(field.type) || isLeafType(getNamedType(field.type)) || index.connectionTypes.has(type.name)) return 1 + childComplexity;
     const limit = index.plainLists.get(key)?.limit;
     if (limit) {
       const requested = args[limit.argument];
@@ -82,6 +88,7 @@ export interface CostLimitOptions {
  */
 export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): ApolloServerPlugin {
   const index = listIndexOf(schema);
+  const introspection = introspectionListLengths(schema);
   return {
     async requestDidStart() {
       return {
@@ -94,7 +101,7 @@ export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): 
               query: document!,
               operationName: request.operationName,
               variables: request.variables ?? {},
-              estimators: [listCostEstimator(index, options.registry, problems)],
+              estimators: [listCostEstimator(index, introspection, options.registry, problems)],
             });
           } catch (error) {
             // Variables or arguments that do not fit their types, found while estimating.
@@ -128,10 +135,12 @@ export function maskError(formatted: GraphQLFormattedError, error: unknown): Gra
     return { message: 'The service is temporarily unavailable; retry later.', path: formatted.path, extensions: { code: 'service_unavailable' } };
   }
   const code = formatted.extensions?.code;
+  // Apollo Server gives INTERNAL_SERVER_ERROR to a GraphQLError thrown without a code, as a failing plugin throws it.
+  if (code === 'INTERNAL_SERVER_ERROR') return { message: MASKED_MESSAGE, path: formatted.path, extensions: { code: 'internal_error' } };
   if (original instanceof GraphQLError && !original.originalError) {
     return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: code ? { code } : {} };
   }
-  if (typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR') {
+  if (typeof code === 'string') {
     return { message: formatted.message, locations: formatted.locations, extensions: { code } };
   }
   return { message: MASKED_MESSAGE, path: formatted.path, extensions: { code: 'internal_error' } };

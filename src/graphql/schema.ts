@@ -3,6 +3,7 @@ import { makeExecutableSchema } from '@graphql-tools/schema';
 import type { IResolvers } from '@graphql-tools/utils';
 import { GraphQLScalarType, Kind, isObjectType, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { ResourceRegistry } from '../db/resource-registry.ts';
+import { isCalendarDateTime } from '../db/timestamps.ts';
 import type { Loaders, Page, Row } from '../loaders/loaders.ts';
 import { packagePath } from '../package-root.ts';
 import { connectionTypeName, edgeTypeName, generateConnections, rememberListIndex, sdlSchema, type ListIndex } from './connections.ts';
@@ -47,11 +48,16 @@ export const DateTime = new GraphQLScalarType<Date, string>({
 /** An instant: a date and time with `Z` or an offset (a time without a zone would mean the server's zone). */
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
 
+/**
+ * The instant, if its date and time exist and it lies in the years 0001 to 9999 in UTC: the
+ * database takes the ISO text of the instant, which has no other form for other years.
+ */
 function parseDateTime(value: unknown): Date {
   if (typeof value !== 'string') throw new TypeError('DateTime must be a string');
   const date = new Date(value);
-  if (!ISO_INSTANT.test(value) || Number.isNaN(date.getTime())) {
-    throw new TypeError('DateTime must be an ISO 8601 instant with Z or an offset, e.g. 2026-03-01T00:00:00.000Z');
+  const year = date.getUTCFullYear();
+  if (!ISO_INSTANT.test(value) || !isCalendarDateTime(value) || Number.isNaN(date.getTime()) || year < 1 || year > 9999) {
+    throw new TypeError('DateTime must be an ISO 8601 instant with Z or an offset, of a real date in the years 0001 to 9999, e.g. 2026-03-01T00:00:00.000Z');
   }
   return date;
 }

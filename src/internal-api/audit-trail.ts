@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { RequestHandler, Response } from 'express';
-import type { GraphQLSchema } from 'graphql';
+import { getVariableValues, type GraphQLSchema } from 'graphql';
 import type { ResourceRegistry } from '../db/resource-registry.ts';
 import { selectsAnyType } from '../graphql/selection.ts';
 import type { Logger } from '../logger.ts';
@@ -75,7 +75,10 @@ export function useAuditPlugin(schema: GraphQLSchema, registry: ResourceRegistry
         },
         async didResolveOperation({ operation, operationName, document, request }) {
           record.operationName = operationName ?? null;
-          if (operation) record.participantData = selectsAnyType(schema, document, operation, request.variables ?? {}, personal);
+          if (!operation) return;
+          // Defaults applied, as execution applies them; variables that do not fit are refused before anything runs.
+          const variables = getVariableValues(schema, operation.variableDefinitions ?? [], request.variables ?? {});
+          if (variables.coerced) record.participantData = selectsAnyType(schema, document, operation, variables.coerced, personal);
         },
         async willSendResponse({ response }) {
           if (response.body.kind === 'single') {

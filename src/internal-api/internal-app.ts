@@ -1,19 +1,22 @@
 import { timingSafeEqual } from 'node:crypto';
 import { ApolloServer } from '@apollo/server';
+import { unwrapResolverError } from '@apollo/server/errors';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type Express, type RequestHandler, type Response } from 'express';
-import type { GraphQLSchema } from 'graphql';
+import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { BOOTSTRAP_TOKEN_NAME, findActiveInternalToken, type InternalPrincipal } from '../auth/internal-token-store.ts';
 import { isWellFormedInternalToken, sha256 } from '../auth/secret-format.ts';
 import type { Database } from '../db/database.ts';
 import type { ResourceRegistry } from '../db/resource-registry.ts';
-import { isDatabaseUnavailable } from '../errors.ts';
+import { ApiError, isDatabaseUnavailable } from '../errors.ts';
 import { requestContext } from '../graphql/execute-operation.ts';
-import { maskError, useCostLimit, useDepthLimit } from '../graphql/plugins.ts';
+import { maskError } from '../graphql/plugins.ts';
 import type { GraphQLContext } from '../graphql/schema.ts';
 import type { Logger } from '../logger.ts';
 import { auditRecordOf, useAuditPlugin, useAuditTrail, type AuditRecord } from './audit-trail.ts';
+import { DOCUMENT_LIMITS, documentLimits } from './document-limits.ts';
+import { answerErrors, notFound, sendListenerError } from './listener-errors.ts';
 
 export interface InternalAppOptions {
   schema: GraphQLSchema;
@@ -22,8 +25,6 @@ export interface InternalAppOptions {
   /** INTERNAL_API_TOKEN: the operators' bootstrap token, every workspace. */
   token: string;
   logger: Logger;
-  maxDepth?: number;
-  maxCost?: number;
   /** Extra routes of the internal listener (metrics). */
   extend?: (app: Express) => void;
 }
@@ -35,17 +36,19 @@ export interface InternalApp {
 
 type InternalContext = GraphQLContext & { audit: AuditRecord };
 
+/** The largest request body /graphql reads. */
+const MAX_BODY = { bytes: 100 * 1024, text: '100 kB' };
+
 const REFUSALS = {
-  401: { message: 'A valid internal API token is required.', extensions: { code: 'invalid_api_key' } },
-  500: { message: 'An unexpected error occurred.', extensions: { code: 'internal_error' } },
-  503: { message: 'The service is temporarily unavailable; retry later.', extensions: { code: 'service_unavailable' } },
+  401: () => new ApiError('invalid_api_key', 'A valid internal API token is required.', { headers: { 'WWW-Authenticate': 'Bearer' } }),
+  500: () => new ApiError('internal_error'),
+  503: () => new ApiError('service_unavailable', undefined, { headers: { 'Retry-After': '5' } }),
 } as const;
 
 function refuse(res: Response, status: keyof typeof REFUSALS): void {
-  res.status(status).type('application/json; charset=utf-8');
-  if (status === 401) res.set('WWW-Authenticate', 'Bearer');
-  if (status === 503) res.set('Retry-After', '5');
-  res.send(JSON.stringify({ errors: [REFUSALS[status]] }));
+  const error = REFUSALS[status]();
+  auditRecordOf(res).errorCodes = [error.code];
+  sendListenerError(res, error, true);
 }
 
 /**
@@ -79,22 +82,42 @@ function authenticate(db: Database, bootstrapToken: string, logger: Logger): Req
 }
 
 /**
+ * GraphQL Armor's rules write "Syntax Error: " before their messages; a document over a limit
+ * parsed well, and its error says so by its code.
+ */
+function withoutSyntaxPrefix(error: GraphQLFormattedError): GraphQLFormattedError {
+  const prefix = 'Syntax Error: ';
+  return error.extensions?.code === 'GRAPHQL_VALIDATION_FAILED' && error.message.startsWith(prefix) ? { ...error, message: error.message.slice(prefix.length) } : error;
+}
+
+/**
  * Apollo Server at /graphql for internal teams: same schema and loaders as the REST facade, a
  * token restricted to workspaces reads through loaders restricted to them, one audit line per
  * request.
  */
 export async function createInternalApp(options: InternalAppOptions): Promise<InternalApp> {
+  const { logger } = options;
+  const limits = documentLimits(options.schema, options.registry, DOCUMENT_LIMITS);
   const apollo = new ApolloServer<InternalContext>({
     schema: options.schema,
-    // A connection adds two levels (edges, node) to a list.
-    validationRules: [useDepthLimit(options.maxDepth ?? 10)],
-    plugins: [
-      useCostLimit(options.schema, { registry: options.registry, maxCost: options.maxCost ?? 20_000 }),
-      useAuditPlugin(options.schema, options.registry),
-      ApolloServerPluginLandingPageDisabled(),
-    ],
-    formatError: maskError,
+    ...limits,
+    plugins: [...limits.plugins, useAuditPlugin(options.schema, options.registry), ApolloServerPluginLandingPageDisabled()],
+    formatError: (formatted, error) => {
+      const masked = withoutSyntaxPrefix(maskError(formatted, error));
+      if (masked.extensions?.code === 'internal_error') logger.error({ err: unwrapResolverError(error), path: formatted.path }, 'internal graphql request failed');
+      return masked;
+    },
+    // Set, not left to NODE_ENV, so that every environment answers alike.
+    introspection: true,
     includeStacktraceInErrorResponses: false,
+    status400ForVariableCoercionErrors: true,
+    // Apollo Server's own messages go to the JSON log, not to the console.
+    logger: {
+      debug: (message: unknown) => logger.debug({ apollo: true }, String(message)),
+      info: (message: unknown) => logger.info({ apollo: true }, String(message)),
+      warn: (message: unknown) => logger.warn({ apollo: true }, String(message)),
+      error: (message: unknown) => logger.error({ apollo: true }, String(message)),
+    },
   });
   await apollo.start();
   const app = express();
@@ -102,9 +125,9 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
   options.extend?.(app);
   app.use(
     '/graphql',
-    useAuditTrail(options.logger),
-    authenticate(options.db, options.token, options.logger),
-    express.json({ limit: '100kb' }),
+    useAuditTrail(logger),
+    authenticate(options.db, options.token, logger),
+    express.json({ limit: MAX_BODY.bytes }),
     expressMiddleware(apollo, {
       context: async ({ res }) => {
         const principal = (res.locals as { principal: InternalPrincipal }).principal;
@@ -115,5 +138,6 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
       },
     }),
   );
+  app.use(notFound, answerErrors(logger, MAX_BODY.text));
   return { app, stop: () => apollo.stop() };
 }

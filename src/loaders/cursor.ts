@@ -1,9 +1,12 @@
 import { crc32 } from 'node:zlib';
 import type { ConnectionOrderTerm } from '../db/sql-builder.ts';
+import { isCalendarDateTime } from '../db/timestamps.ts';
 import { ApiError } from '../errors.ts';
 
 /** A timestamp in a cursor: the UTC text the database wrote, microseconds and all (see `utcTextColumn`). */
 const UTC_TEXT = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?$/;
+/** GraphQL's Int, which every `int` field of the registry is served as. */
+const INT_32 = 2 ** 31;
 
 /**
  * A cursor is opaque to clients: base64url of JSON holding the list it belongs to, the row's values
@@ -39,19 +42,26 @@ export function decodeCursor(argument: string, cursor: unknown, list: string, or
   return values;
 }
 
+/**
+ * Whether a value could have been written by the list: the checksum only shows that the cursor
+ * was not changed by accident, so a value the database could not have written (a 13th month, a
+ * U+0000, an integer past the column's range) is refused here rather than by the database.
+ */
 function fits(value: unknown, term: ConnectionOrderTerm): boolean {
   if (value === null) return term.nullable;
   switch (term.type) {
     case 'timestamp':
-      return typeof value === 'string' && UTC_TEXT.test(value);
+      return typeof value === 'string' && UTC_TEXT.test(value) && isCalendarDateTime(value);
     case 'int':
-      return Number.isSafeInteger(value);
+      // A count is a bigint; a field is GraphQL's 32-bit Int.
+      return 'aggregate' in term.term ? Number.isSafeInteger(value) : Number.isInteger(value) && (value as number) >= -INT_32 && (value as number) < INT_32;
     case 'float':
       // float8 reads as a number, numeric as its decimal text.
       return (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value));
     case 'boolean':
       return typeof value === 'boolean';
     default:
-      return typeof value === 'string';
+      // PostgreSQL text cannot hold U+0000.
+      return typeof value === 'string' && !value.includes('\u0000');
   }
 }

@@ -112,7 +112,19 @@ describe('docs/internal-graphql.md against the internal listener', () => {
     const deep = `{ booking(id: "x") { courseRun { bookings { courseRun { bookings { courseRun { bookings { courseRun { bookings { courseRun { bookings { id } } } } } } } } } } } }`;
     const { status, body } = await api.graphql(deep);
     expect(status).toBe(400);
-    expect(body.errors?.[0]?.message).toContain('exceeds maximum operation depth of 10');
+    expect(body.errors?.[0]).toEqual({ message: 'Query depth limit of 10 exceeded, found 12.', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+    expect(MARKDOWN).toContain('`Query depth limit of 10 exceeded, found <n>.`');
+  });
+
+  it('answers more than 15 aliases and more than 1,000 tokens with the messages the page quotes', async () => {
+    const aliases = await api.graphql(`{ ${Array.from({ length: 16 }, (_, i) => `t${i}: __typename`).join(' ')} }`);
+    expect(aliases.status).toBe(400);
+    expect(aliases.body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(MARKDOWN).toContain(`\`${aliases.body.errors![0]!.message.replace('found 16', 'found <n>')}\``);
+    const tokens = await api.graphql(`{ ${'__typename '.repeat(1001)}}`);
+    expect(tokens.status).toBe(400);
+    expect(tokens.body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
+    expect(MARKDOWN).toContain(`\`${tokens.body.errors![0]!.message}\``);
   });
 
   it('answers the cost example with the message the page quotes, and its smaller form without errors', async () => {
@@ -135,12 +147,18 @@ describe('docs/internal-graphql.md against the internal listener', () => {
     expect(MARKDOWN).toContain(body.errors![0]!.message);
   });
 
-  it('refuses a body over 100 kB with 413', async () => {
-    const response = await fetch(`${api.server.internalUrl}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${INTERNAL_TOKEN}` },
-      body: JSON.stringify({ query: `{ __typename }${' '.repeat(110_000)}` }),
-    });
-    expect(response.status).toBe(413);
+  it('refuses a body over 100 kB with 413 and a body that is not JSON with 400, with the messages the page quotes', async () => {
+    const send = (body: string) =>
+      fetch(`${api.server.internalUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${INTERNAL_TOKEN}` }, body });
+    const large = await send(JSON.stringify({ query: `{ __typename }${' '.repeat(110_000)}` }));
+    expect(large.status).toBe(413);
+    const largeBody = (await large.json()) as { errors: [{ message: string; extensions: { code: string } }] };
+    expect(largeBody.errors[0].extensions.code).toBe('payload_too_large');
+    expect(MARKDOWN).toContain(`\`${largeBody.errors[0].message}\``);
+    const malformed = await send('{bad json');
+    expect(malformed.status).toBe(400);
+    const malformedBody = (await malformed.json()) as { errors: [{ message: string; extensions: { code: string } }] };
+    expect(malformedBody.errors[0].extensions.code).toBe('invalid_request');
+    expect(MARKDOWN).toContain(`\`${malformedBody.errors[0].message}\``);
   });
 });
