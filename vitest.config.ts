@@ -3,17 +3,35 @@ import { defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
 
+/** Replaces one of the service's own modules (vi.mock): it must get a module registry of its own. */
+const MOCKS_MODULES = ['test/integration/rest-recorded-bodies.test.ts'];
+
 export default defineConfig({
   // One graphql instance: libraries loaded by Node require its CommonJS build, so the code under
   // test must get the same one (graphql refuses schemas from "another module or realm").
   resolve: { alias: { graphql: require.resolve('graphql') } },
   test: {
-    include: ['test/**/*.test.ts'],
     setupFiles: ['test/support/no-secrets-in-logs.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
     // Most test time is spent waiting on databases and child processes, not on the CPU.
     maxWorkers: 3,
+    projects: [
+      // The test files of a worker share its loaded modules: loading the service anew for every file
+      // cost about 3 s of CPU each. Every test builds its own server, database and state.
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          exclude: MOCKS_MODULES,
+          globalSetup: ['test/support/migrated-database.ts'],
+          isolate: false,
+        },
+      },
+      { extends: true, test: { name: 'module-mocks', include: MOCKS_MODULES, globalSetup: ['test/support/migrated-database.ts'] } },
+    ],
   },
 });

@@ -1,7 +1,6 @@
 import type { Response } from 'express';
-import { ApiError } from '../src/errors.ts';
-
-export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+import type { ApiError } from '../src/errors.ts';
+import { errorAnswer } from '../src/http-answers.ts';
 
 /** Every error leaves in the contract's shape: `{ "error": { "code", "message" } }`. */
 export function sendError(res: Response, error: ApiError): void {
@@ -9,10 +8,6 @@ export function sendError(res: Response, error: ApiError): void {
     res.destroy();
     return;
   }
-  res.status(error.status);
-  res.set(error.headers);
-  // Errors are never stored by a shared cache, whatever their status.
-  res.set('Cache-Control', 'private, no-store');
-  res.type(JSON_CONTENT_TYPE);
-  res.send(JSON.stringify(error.toBody()));
+  const answer = errorAnswer(error);
+  res.status(answer.status).set(answer.headers).send(answer.body);
 }

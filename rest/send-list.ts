@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { JSON_CONTENT_TYPE } from './send-error.ts';
+import { JSON_CONTENT_TYPE } from '../src/http-answers.ts';
 
 /** The body is turned into bytes in pieces of about this many characters. */
 const PIECE = 64 * 1024;

@@ -1,12 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type RequestListener, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
 import { createPublicApp } from '../rest/app.ts';
-import { sendError } from '../rest/send-error.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { IssuedCredentials } from './auth/issued-credentials.ts';
-import { hasBearerToken } from './auth/bearer-token.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
@@ -17,7 +12,7 @@ import { compileOperations } from './graphql/operations.ts';
 import { ResponseCache } from './graphql/response-cache.ts';
 import { createInternalApp, type InternalApp } from './internal-api/internal-app.ts';
 import { createSchema } from './graphql/schema.ts';
-import { ApiError } from './errors.ts';
+import { closeServer, createListener, listen, urlOf } from './listeners.ts';
 import { createRedactor, type Logger } from './logger.ts';
 import { packagePath } from './package-root.ts';
 import { Metrics } from './observability/metrics.ts';
@@ -25,65 +20,6 @@ import { FailureGuard } from './rate-limit/failure-guard.ts';
 import { createRateLimiters, type RateLimiters } from './rate-limit/limiters.ts';
 import { bindUnboundSecrets } from './webhooks/reseal-store.ts';
 import { resolveSecretBox } from './webhooks/secret-box.ts';
-
-const CLIENT_ERROR_BODY = JSON.stringify({ error: { code: 'invalid_request', message: 'The request could not be parsed.' } });
-const REQUEST_TIMEOUT_BODY = JSON.stringify(new ApiError('request_timeout').toBody());
-const METHOD_NOT_ALLOWED_BODY = JSON.stringify({ error: { code: 'method_not_allowed', message: 'This endpoint accepts only GET and HEAD.' } });
-
-function answerRaw(socket: Duplex, status: number, reason: string, body: string, extraHeaders = ''): void {
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\n` +
-      'Content-Type: application/json; charset=utf-8\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      extraHeaders +
-      'Cache-Control: private, no-store\r\n' +
-      'X-Content-Type-Options: nosniff\r\n' +
-      'Referrer-Policy: no-referrer\r\n' +
-      'Connection: close\r\n\r\n' +
-      body,
-  );
-}
-
-/** Whether an answer to the request on this socket has begun (then nothing more can be said on it). */
-function answerStarted(socket: Duplex): boolean {
-  return (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
-}
-
-/**
- * Requests Node's parser refuses (a malformed request line, control characters, headers over
- * 16 KiB) never reach the app: they still get the contract's error shape, then the connection
- * closes. So do requests whose headers or whole request did not arrive in time: 408.
- */
-function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
-  if (error.code === 'ECONNRESET' || !socket.writable || answerStarted(socket)) {
-    socket.destroy();
-    return;
-  }
-  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') answerRaw(socket, 408, 'Request Timeout', REQUEST_TIMEOUT_BODY);
-  else answerRaw(socket, 400, 'Bad Request', CLIENT_ERROR_BODY);
-}
-
-/**
- * A listener that cuts slow clients off when the configuration says: Node checks the header and
- * request timeouts every `connectionsCheckingInterval` (30 s by default), so the check runs at
- * least every second (a quarter of the shorter timeout, for short ones). At most MAX_CONNECTIONS
- * connections are open at once; further ones are closed as they arrive.
- */
-function createListener(config: Config, app: RequestListener): Server {
-  const shorter = Math.min(config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS);
-  const server = createServer(
-    {
-      maxHeaderSize: 16 * 1024,
-      headersTimeout: config.HEADERS_TIMEOUT_MS,
-      requestTimeout: config.REQUEST_TIMEOUT_MS,
-      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(shorter / 4))),
-    },
-    app,
-  );
-  server.maxConnections = config.MAX_CONNECTIONS;
-  server.on('clientError', answerClientError);
-  return server;
-}
 
 export const OPENAPI_PATH = packagePath('openapi', 'public-v1.yaml');
 
@@ -109,35 +45,6 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve(server.address() as AddressInfo);
-    });
-  });
-}
-
-function urlOf(address: AddressInfo): string {
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
-}
-
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
-
-async function closeServer(server: Server): Promise<void> {
-  // Connections a client opened before the shutdown may still wait in the accept backlog of a busy
-  // process: two turns of the event loop accept them and read their requests, so that closing the
-  // listener neither resets them nor takes them for idle connections.
-  await nextTurn();
-  await nextTurn();
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeIdleConnections();
-  });
-}
-
 /** Opens (and migrates) the database, then serves the public and, with a token, the internal listener. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { config, logger } = options;
@@ -153,10 +60,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }));
   const closers: Array<() => Promise<void>> = [];
   try {
-    if (ownsDb) {
-      await migrate(db);
-      closers.push(() => db.close());
-    }
+    // Closed last, and on a failed start too, when this start opened it.
+    if (ownsDb) closers.push(() => db.close());
+    if (ownsDb) await migrate(db);
     const registry = options.registry ?? createRegistry();
     const schema = createSchema({ registry, ...(options.typeDefs ? { typeDefs: options.typeDefs } : {}) });
     const operations = compileOperations(schema);
@@ -233,7 +139,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const publicServer = createListener(config, publicApp);
     // Bodies are never read, so there is nothing to continue: answer as if Expect were absent.
     publicServer.on('checkContinue', (req, res) => publicApp(req, res));
-    publicServer.on('connect', (_req, socket: Duplex) => answerRaw(socket, 405, 'Method Not Allowed', METHOD_NOT_ALLOWED_BODY, 'Allow: GET, HEAD\r\n'));
     const publicAddress = await listen(publicServer, config.PORT, config.HOST);
     closers.unshift(() => closeServer(publicServer));
 
@@ -245,16 +150,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         db,
         token: config.INTERNAL_API_TOKEN,
         logger,
-        extend: (app) => {
-          // The metrics token lets Prometheus read metrics without the internal token's access to every workspace's data.
-          app.get('/metrics', async (req, res) => {
-            if (!hasBearerToken(req.get('authorization'), [config.INTERNAL_API_TOKEN, config.METRICS_TOKEN])) {
-              res.set('WWW-Authenticate', 'Bearer');
-              return sendError(res, new ApiError('invalid_api_key', 'A valid metrics token or internal API token is required.'));
-            }
-            res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
-          });
-        },
+        metrics,
+        metricsToken: config.METRICS_TOKEN,
       });
       const internalServer = createListener(config, internal.app);
       const internalAddress = await listen(internalServer, config.INTERNAL_PORT, config.INTERNAL_HOST);
@@ -281,7 +178,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     };
   } catch (error) {
     for (const close of closers.splice(0)) await close().catch(() => {});
-    if (ownsDb && !closers.length) await db.close().catch(() => {});
     throw error;
   }
 }

@@ -38,7 +38,7 @@ export function requestLog(logger: Logger, metrics: Metrics, redactor: Redactor)
           status: res.statusCode,
           durationMs: Math.round(durationMs * 100) / 100,
           keyId: apiKey?.id ?? null,
-          // hit, miss, bypass or off (src/graphql/response-cache.ts); null where no answer was built or sent.
+          // hit, miss, shared, bypass or off (src/graphql/response-cache.ts); null where no answer was built or sent.
           cache: (res.locals.cache as string | undefined) ?? null,
         },
         'request',

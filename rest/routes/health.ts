@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { Database } from '../../src/db/database.ts';
 import { pendingMigrations } from '../../src/db/migrate.ts';
-import { JSON_CONTENT_TYPE } from '../send-error.ts';
+import { JSON_CONTENT_TYPE } from '../../src/http-answers.ts';
 
 interface Readiness {
   status: number;

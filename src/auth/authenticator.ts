@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { Database } from '../db/database.ts';
 import type { JoinedResource } from '../db/sql-builder.ts';
 import { ApiError } from '../errors.ts';
+import { Flights } from '../flights.ts';
 import type { FailureGuard } from '../rate-limit/failure-guard.ts';
 import { findApiKey, recordApiKeyUse, type ActiveApiKey } from './api-key-store.ts';
 import type { IssuedCredentials } from './issued-credentials.ts';
@@ -48,16 +49,14 @@ function bearerKey(header: string | readonly string[] | undefined): string | nul
   return candidate;
 }
 
-/** A lookup's outcome as the cache holds it (the cache holds no nulls). */
-interface Lookup {
-  key: ActiveApiKey | null;
-}
-
 export class Authenticator {
   readonly #issued: IssuedCredentials;
   readonly #guard: FailureGuard;
-  /** Keys found active, trusted for the cache time; concurrent requests with one key share its lookup. */
-  readonly #lookups: LRUCache<string, Lookup>;
+  /** Keys found active, trusted for the cache time (none when it is 0). */
+  readonly #found: LRUCache<string, ActiveApiKey> | null;
+  /** Concurrent requests with one key share its lookup. */
+  readonly #lookups = new Flights<string, ActiveApiKey | null>();
+  readonly #workspace: JoinedResource | undefined;
   readonly #uses = new Map<string, Date>();
   readonly #db: Database;
   readonly #timer: NodeJS.Timeout | undefined;
@@ -66,22 +65,8 @@ export class Authenticator {
     this.#db = db;
     this.#issued = options.issued;
     this.#guard = options.guard;
-    const workspace = options.workspace;
-    // A ttl of 0 would mean "for ever" to the cache: 1 ms is "not kept".
-    const ttl = Math.max(1, options.cacheTtlMs);
-    this.#lookups = new LRUCache<string, Lookup>({
-      max: MAX_CACHED,
-      ttl,
-      fetchMethod: async (hash, _stale, { options: entry }) => {
-        const found = await findApiKey(db, Buffer.from(hash, 'hex'), workspace);
-        if (found === null || found === 'revoked') {
-          await this.#issued.refused(hash, found === 'revoked');
-          entry.ttl = 1;
-          return { key: null };
-        }
-        return { key: found };
-      },
-    });
+    this.#workspace = options.workspace;
+    this.#found = options.cacheTtlMs > 0 ? new LRUCache<string, ActiveApiKey>({ max: MAX_CACHED, ttl: options.cacheTtlMs }) : null;
     const flushMs = options.lastUsedFlushMs ?? 5_000;
     if (flushMs > 0) {
       this.#timer = setInterval(() => void this.flush().catch(() => {}), flushMs);
@@ -99,14 +84,24 @@ export class Authenticator {
     const candidate = bearerKey(header);
     if (candidate !== null) {
       const hash = sha256(candidate).toString('hex');
-      const known = this.#lookups.get(hash)?.key;
-      const key = known ?? ((await this.#issued.mayBeActive(candidate, hash)) ? (await this.#lookups.fetch(hash))?.key : null);
+      const known = this.#found?.get(hash);
+      const key = known ?? ((await this.#issued.mayBeActive(candidate, hash)) ? (await this.#lookups.share(hash, () => this.#lookup(hash))).value : null);
       if (key) {
         this.#uses.set(key.id, new Date());
         return key;
       }
     }
     throw await this.#guard.refuse(address, invalidApiKey(header === undefined || header === ''));
+  }
+
+  async #lookup(hash: string): Promise<ActiveApiKey | null> {
+    const found = await findApiKey(this.#db, Buffer.from(hash, 'hex'), this.#workspace);
+    if (found === null || found === 'revoked') {
+      await this.#issued.refused(hash, found === 'revoked');
+      return null;
+    }
+    this.#found?.set(hash, found);
+    return found;
   }
 
   /** Writes the last-used times collected since the previous flush. */

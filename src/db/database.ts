@@ -54,6 +54,11 @@ export interface Database extends Queryable {
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Observes every statement sent through `query`; returns the unsubscribe function. */
   onQuery(listener: QueryListener): () => void;
+  /**
+   * The embedded database this process opened, as a PGlite data directory dump that
+   * `initialData` starts another one from; absent on PostgreSQL and on another process's socket.
+   */
+  dumpData?: () => Promise<Blob>;
   close(): Promise<void>;
 }
 
@@ -64,6 +69,11 @@ export interface DatabaseOptions {
   dataDir?: string | undefined;
   /** Let other processes reach this process's embedded database through its socket. */
   shareEmbedded?: boolean | undefined;
+  /**
+   * A new embedded database starts as this PGlite data directory dump (`dumpDataDir`) instead of
+   * an empty cluster: loading one is several times faster than PostgreSQL's initdb.
+   */
+  initialData?: Blob | undefined;
   poolSize?: number | undefined;
   /** Upper bound for one statement, so that a stuck database never hangs a request. */
   statementTimeoutMs?: number | undefined;
@@ -125,7 +135,7 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   try {
     // Loaded only here: importing PGlite costs a process some 40 MB it never needs on PostgreSQL.
     const embedded = await import('@electric-sql/pglite');
-    pglite = await embedded.PGlite.create(inMemory ? dataDir : join(dataDir, 'pgdata'));
+    pglite = await embedded.PGlite.create(inMemory ? dataDir : join(dataDir, 'pgdata'), options.initialData ? { loadDataDir: options.initialData } : {});
     if (!inMemory) await removeGroupAndOtherAccess(dataDir);
     socket = await serveEmbedded(pglite, poolSize + 8);
   } catch (error) {
@@ -136,11 +146,12 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   const { connectionString } = socket;
   if (!inMemory && options.shareEmbedded) await publishConnection(dataDir, connectionString);
   const opened = pglite;
-  return wrapPool('embedded', connectionString, { ...options, poolSize }, async () => {
+  const database = await wrapPool('embedded', connectionString, { ...options, poolSize }, async () => {
     await socket.close();
     await opened.close();
     if (!inMemory) await releaseLock(dataDir);
   });
+  return Object.assign(database, { dumpData: () => opened.dumpDataDir('none') });
 }
 
 async function wrapPool(

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { Flights, NextFlights } from '../flights.ts';
 import type { Database } from '../db/database.ts';
 import { readDataVersion, type DataVersion } from '../db/data-versions.ts';
 
@@ -7,11 +8,12 @@ import { readDataVersion, type DataVersion } from '../db/data-versions.ts';
  * - `hit`: the bytes of the workspace's current data version were cached (or being built by a
  *   request that read the same version): no statement but the version read;
  * - `miss`: built, and stored under the version read before building;
+ * - `shared`: built by a concurrent request for the same answer and version, and waited for;
  * - `bypass`: built and not stored, because it is larger than the whole cache or because the
  *   workspace has no data version to key it by;
  * - `off`: the cache is turned off (`RESPONSE_CACHE_MAX_BYTES=0`).
  */
-export type CacheOutcome = 'hit' | 'miss' | 'bypass' | 'off';
+export type CacheOutcome = 'hit' | 'miss' | 'shared' | 'bypass' | 'off';
 
 /** What the metrics hear from the cache. */
 export interface ResponseCacheEvents {
@@ -85,11 +87,9 @@ export class ResponseCache {
   readonly #events: ResponseCacheEvents | undefined;
   readonly #entries: LRUCache<string, Entry> | null;
   /** Builds under way, by key and version: concurrent requests for the same answer share one. */
-  readonly #building = new Map<string, Promise<Built>>();
-  /** A workspace's version read not sent yet (waiting for the one on the wire, or a connection): a request may still join. */
-  readonly #unsent = new Map<string, Promise<DataVersion | null>>();
-  /** A workspace's version read on the wire, settled once answered (or failed). */
-  readonly #onWire = new Map<string, Promise<void>>();
+  readonly #builds = new Flights<string, Built>();
+  /** Version reads by workspace: at most one on the wire, and a request shares only one not sent yet. */
+  readonly #versionReads = new NextFlights<string, DataVersion | null>();
   /**
    * Counts the versions this instance learnt, in the order it learnt them. Versions are opaque, so
    * this order decides which of two builds of different versions keeps the entry. A workspace's
@@ -149,16 +149,8 @@ export class ResponseCache {
     const cached = entries.get(key);
     if (cached?.version === version) return this.#done(request, { body: cached.body, length: cached.length, outcome: 'hit' });
 
-    const flight = `${key}\n${version}`;
-    const running = this.#building.get(flight);
-    if (running) {
-      const shared = await running;
-      return this.#done(request, { body: shared.body, length: shared.length, outcome: shared.stored ? 'hit' : 'bypass' });
-    }
-    const building = this.#build(key, version, learnt, build).finally(() => this.#building.delete(flight));
-    this.#building.set(flight, building);
-    const built = await building;
-    return this.#done(request, { body: built.body, length: built.length, outcome: built.stored ? 'miss' : 'bypass' });
+    const { value: built, joined } = await this.#builds.share(`${key}\n${version}`, () => this.#build(key, version, learnt, build));
+    return this.#done(request, { body: built.body, length: built.length, outcome: !built.stored ? 'bypass' : joined ? 'shared' : 'miss' });
   }
 
   async #build(key: string, version: DataVersion, learnt: number, build: () => Promise<Buffer[]>): Promise<Built> {
@@ -189,32 +181,15 @@ export class ResponseCache {
    * answered; never one already sent, whose snapshot could predate a change committed before they
    * were called. Under load a hit costs a fraction of a statement.
    */
-  #readVersion(workspaceId: string): Promise<DataVersion | null> {
-    const unsent = this.#unsent.get(workspaceId);
-    if (unsent) return unsent;
-    const send = () =>
+  async #readVersion(workspaceId: string): Promise<DataVersion | null> {
+    const read = await this.#versionReads.next(workspaceId, (started) =>
       this.#db.withConnection((connection) => {
-        // From here on nobody joins this read: the statement is written to the connection right after.
-        this.#unsent.delete(workspaceId);
-        const sent = readDataVersion(connection, workspaceId);
-        const answered = sent.then(
-          () => {},
-          () => {},
-        );
-        this.#onWire.set(workspaceId, answered);
-        void answered.then(() => {
-          if (this.#onWire.get(workspaceId) === answered) this.#onWire.delete(workspaceId);
-        });
-        return sent;
-      });
-    const onWire = this.#onWire.get(workspaceId);
-    const read = onWire ? onWire.then(send) : send();
-    this.#unsent.set(workspaceId, read);
-    // A read that fails before it is sent must not stay joinable.
-    read.catch(() => {}).finally(() => {
-      if (this.#unsent.get(workspaceId) === read) this.#unsent.delete(workspaceId);
-    });
-    return read;
+        // The statement is written to the connection right after: later requests share the next read.
+        started();
+        return readDataVersion(connection, workspaceId);
+      }),
+    );
+    return read.value;
   }
 
   #done(request: AnswerRequest, answer: Answer): Answer {

@@ -14,9 +14,11 @@ import { requestContext } from '../graphql/execute-operation.ts';
 import { maskError } from '../graphql/plugins.ts';
 import type { GraphQLContext } from '../graphql/schema.ts';
 import type { Logger } from '../logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
 import { auditRecordOf, useAuditPlugin, useAuditTrail, type AuditRecord } from './audit-trail.ts';
 import { DOCUMENT_LIMITS, documentLimits } from './document-limits.ts';
 import { answerErrors, notFound, sendListenerError } from './listener-errors.ts';
+import { metricsRouter } from './metrics-route.ts';
 
 export interface InternalAppOptions {
   schema: GraphQLSchema;
@@ -25,8 +27,9 @@ export interface InternalAppOptions {
   /** INTERNAL_API_TOKEN: the operators' bootstrap token, every workspace. */
   token: string;
   logger: Logger;
-  /** Extra routes of the internal listener (metrics). */
-  extend?: (app: Express) => void;
+  metrics: Metrics;
+  /** METRICS_TOKEN: opens /metrics alone. */
+  metricsToken?: string | undefined;
 }
 
 export interface InternalApp {
@@ -122,7 +125,7 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
   await apollo.start();
   const app = express();
   app.disable('x-powered-by');
-  options.extend?.(app);
+  app.use(metricsRouter(options.metrics, [options.token, options.metricsToken]));
   app.use(
     '/graphql',
     useAuditTrail(logger),

@@ -1,9 +1,8 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
-import { ApiError, toApiError } from '../errors.ts';
+import { ApiError, isApiError, toApiError } from '../errors.ts';
+import { errorAnswer } from '../http-answers.ts';
 import type { Logger } from '../logger.ts';
 import type { AuditRecord } from './audit-trail.ts';
-
-const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /** What body-parser's errors mean to the client, by their `type`. */
 const BODY_ERRORS: Record<string, string> = {
@@ -19,6 +18,7 @@ const BODY_ERRORS: Record<string, string> = {
  * in another charset) as an error of the catalogue; anything else is unexpected.
  */
 function toListenerError(error: unknown, maxBodyText: string): ApiError {
+  if (isApiError(error)) return error;
   const { status, type } = (error ?? {}) as { status?: unknown; type?: unknown };
   if (typeof status === 'number' && status >= 400 && status < 500) {
     if (status === 413) return new ApiError('payload_too_large', `The request body is larger than the ${maxBodyText} this endpoint accepts.`);
@@ -37,8 +37,8 @@ export function sendListenerError(res: Response, error: ApiError, graphql: boole
     res.destroy();
     return;
   }
-  res.status(error.status).set(error.headers).set('Connection', 'close').type(JSON_CONTENT_TYPE);
-  res.send(JSON.stringify(graphql ? error.toGraphQLBody() : error.toBody()));
+  const answer = errorAnswer(error, graphql ? 'graphql' : 'rest');
+  res.status(answer.status).set(answer.headers).set('Connection', 'close').send(answer.body);
 }
 
 /** Every path the internal listener does not serve: a JSON 404, never Express's HTML page. */

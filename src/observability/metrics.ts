@@ -60,7 +60,7 @@ export class Metrics {
     });
     this.responseCacheAnswers = new Counter({
       name: 'response_cache_answers_total',
-      help: 'Answers of /courses, /bookings and the calendar feed by how the response cache produced them (hit, miss, bypass, off).',
+      help: 'Answers of /courses, /bookings and the calendar feed by how the response cache produced them (hit, miss, shared, bypass, off).',
       labelNames: ['answer', 'outcome'],
       registers: [this.registry],
     });

@@ -95,8 +95,14 @@ async function storeFactory(options: RateLimitOptions, closers: Array<() => Prom
       if (!options.redisUrl) throw new Error('RATE_LIMIT_STORE=redis needs REDIS_URL');
       const { Redis } = await import('ioredis');
       const redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true });
-      redis.on('error', () => {});
-      await redis.connect();
+      let lastError: unknown;
+      redis.on('error', (error: unknown) => (lastError = error));
+      await redis.connect().catch((error: unknown) => {
+        redis.disconnect();
+        // The URL is not repeated: it may hold a password.
+        const reason = (lastError as NodeJS.ErrnoException | undefined)?.code ?? (error instanceof Error ? error.message : String(error));
+        throw new Error(`RATE_LIMIT_STORE=redis: Redis at REDIS_URL does not accept connections (${reason})`);
+      });
       closers.push(async () => {
         redis.disconnect();
       });

@@ -221,6 +221,23 @@ describe('npm start on a fresh data directory', () => {
     expect(stderr).toContain('RATE_LIMIT_STORE');
   });
 
+  it('a start that fails after opening the database says why in one line, then lets the next start open it', async () => {
+    // Redis refuses: the start fails once the embedded database is open and migrated.
+    const child = spawn(process.execPath, START_ARGUMENTS, {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, PORT: '0', INTERNAL_PORT: '0', DATA_DIR: dataDir, RATE_LIMIT_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:9' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(1);
+    expect(stderr.trim()).toBe('Start failed: RATE_LIMIT_STORE=redis: Redis at REDIS_URL does not accept connections (ECONNREFUSED)');
+    expect(stderr).not.toMatch(/\n\s+at /);
+    // The database was closed and its lock released: the next start opens the same files.
+    const started = await start({ DATA_DIR: dataDir, PORT: '0', INTERNAL_PORT: '0' });
+    expect(await stop(started.child)).toBe(0);
+  });
+
   it('says in the log why the internal listener is not started without INTERNAL_API_TOKEN', async () => {
     const started = await start({ DATA_DIR: dataDir, PORT: '0', INTERNAL_PORT: '0', LOG_LEVEL: 'info' });
     expect(started.output()).toContain('INTERNAL_API_TOKEN is not set');

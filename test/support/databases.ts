@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 
@@ -13,13 +14,22 @@ export function databaseTargets(): DatabaseTarget[] {
   return process.env.DATABASE_URL ? ['embedded', 'postgres'] : ['embedded'];
 }
 
+let migratedDump: Promise<Blob> | null = null;
+
+/** The migrated embedded database the run's global setup dumped (test/support/migrated-database.ts). */
+function migratedEmbedded(): Promise<Blob> {
+  migratedDump ??= readFile(inject('migratedEmbeddedDatabase')).then((bytes) => new Blob([bytes]));
+  return migratedDump;
+}
+
 /**
- * A migrated database of the test's own: in memory for the embedded target; on PostgreSQL a
- * fresh database created for this test file and dropped when it is closed.
+ * A migrated database of the test's own: in memory for the embedded target, started from the
+ * run's migrated dump; on PostgreSQL a fresh database created for this test file and dropped when
+ * it is closed.
  */
 export async function openTestDatabase(target: DatabaseTarget): Promise<Database> {
   if (target === 'embedded') {
-    const db = await openDatabase({});
+    const db = await openDatabase({ initialData: await migratedEmbedded() });
     await migrate(db);
     return db;
   }
@@ -69,7 +79,7 @@ export async function openSharedDatabase(target: DatabaseTarget, poolSize = 10):
     return { db, env: { DATABASE_URL: db.connectionString }, close: () => db.close() };
   }
   const dir = await mkdtemp(join(tmpdir(), 'shared-db-'));
-  const db = await openDatabase({ dataDir: dir, shareEmbedded: true, poolSize });
+  const db = await openDatabase({ dataDir: dir, shareEmbedded: true, poolSize, initialData: await migratedEmbedded() });
   await migrate(db);
   return {
     db,
