@@ -1,10 +1,11 @@
 import type { ExecutionResult } from 'graphql';
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import type { ResourceRegistry } from '../db/resource-registry.ts';
 import { ApiError, toApiError } from '../errors.ts';
 import { Loaders, type LoaderOptions, type Row } from '../loaders/loaders.ts';
 import type { CompiledOperation, OperationName, OperationResults } from './operations.ts';
 import type { GraphQLContext } from './schema.ts';
+import { Selections } from './selection.ts';
 
 /** What running a fixed operation in-process needs. */
 export interface OperationRuntime {
@@ -19,12 +20,14 @@ export interface OperationRuntime {
 export type KnownRows = Readonly<Record<string, Row | undefined>>;
 
 /**
- * The context of one request to the internal GraphQL endpoint: fresh loaders on the pool (each
- * batch takes a connection of its own, so that a large query's levels do not hold one), restricted
- * to the workspaces of the request's token.
+ * The context of one request, the only place its state lives: fresh loaders (and their plans,
+ * which hold the request's bound values) and the selections of its fields. The internal GraphQL
+ * endpoint's loaders run on the pool (each batch takes a connection of its own, so that a large
+ * query's levels do not hold one), restricted to the workspaces of the request's token; a fixed
+ * operation's run on its one connection.
  */
-export function requestContext(runtime: OperationRuntime, options: LoaderOptions = {}): GraphQLContext {
-  return { loaders: new Loaders(runtime.registry, runtime.db, options) };
+export function requestContext(runtime: { registry: ResourceRegistry; db: Queryable }, options: LoaderOptions = {}): GraphQLContext {
+  return { loaders: new Loaders(runtime.registry, runtime.db, options), selections: new Selections() };
 }
 
 /**
@@ -39,9 +42,9 @@ export async function executeOperation<Name extends OperationName>(
   known: KnownRows = {},
 ): Promise<OperationResults[Name]> {
   const result: ExecutionResult = await runtime.db.withConnection((connection) => {
-    const loaders = new Loaders(runtime.registry, connection);
-    for (const [resource, row] of Object.entries(known)) if (row) loaders.prime(resource, row);
-    return operation.execute(variables, { loaders });
+    const context = requestContext({ registry: runtime.registry, db: connection });
+    for (const [resource, row] of Object.entries(known)) if (row) context.loaders.prime(resource, row);
+    return operation.execute(variables, context);
   });
   if (result.errors && result.errors.length > 0) {
     const first = result.errors[0]!;

@@ -7,12 +7,14 @@ import { isCalendarDateTime } from '../db/timestamps.ts';
 import type { Loaders, Page, Row } from '../loaders/loaders.ts';
 import { packagePath } from '../package-root.ts';
 import { connectionTypeName, edgeTypeName, generateConnections, rememberListIndex, sdlSchema, type ListIndex } from './connections.ts';
-import { selectedFields, selectedNodeFields, type SelectionInfo } from './selection.ts';
+import type { SelectionInfo, Selections } from './selection.ts';
 
 export const SCHEMA_DIR = packagePath('schema');
 
+/** What one request's resolvers share: its loaders and the selections of its fields. */
 export interface GraphQLContext {
   loaders: Loaders;
+  selections: Selections;
 }
 
 /** The SDL files of `schema/`, in name order. */
@@ -118,11 +120,11 @@ function registryResolvers(registry: ResourceRegistry, base: GraphQLSchema): IRe
       typeResolvers[relationName] =
         relation.kind === 'one'
           ? (parent: Row, args: Record<string, unknown>, context: GraphQLContext, info: SelectionInfo) => {
-              const rows = context.loaders.relation(resource, relationName, parent, args, selectedFields(info));
+              const rows = context.loaders.relation(resource, relationName, parent, args, context.selections.fields(info));
               return rows instanceof Promise ? rows.then((found) => found[0] ?? null) : (rows[0] ?? null);
             }
           : (parent: Row, args: Record<string, unknown>, context: GraphQLContext, info: SelectionInfo) =>
-              context.loaders.relation(resource, relationName, parent, args, selectedFields(info));
+              context.loaders.relation(resource, relationName, parent, args, context.selections.fields(info));
     }
     if (Object.keys(typeResolvers).length > 0) resolvers[resource.name] = typeResolvers;
   }
@@ -142,7 +144,7 @@ function connectionResolvers(registry: ResourceRegistry, index: ListIndex): IRes
     const target = registry.relation(resource, relationName).resource;
     const fieldName = key.slice(resourceName.length + 1);
     (resolvers[resource.name] ??= {})[fieldName] = (parent: Row, args: Record<string, unknown>, context: GraphQLContext, info: SelectionInfo) =>
-      context.loaders.connection(resource, relationName, parent, args, selectedNodeFields(info));
+      context.loaders.connection(resource, relationName, parent, args, context.selections.nodeFields(info));
     resolvers[connectionTypeName(target)] = {
       edges: (page: Page): Edge[] => page.rows.map((node) => ({ node, page })),
       nodes: (page: Page) => page.rows,

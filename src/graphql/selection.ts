@@ -27,57 +27,49 @@ export interface SelectionInfo {
 
 const NONE: ReadonlySet<string> = new Set();
 
-// Field nodes are stable per compiled query (graphql-jit) or per execution (graphql-js), and the
-// variables per execution: the answer is computed once per field and execution, not per parent row.
-const memo = new WeakMap<readonly FieldNode[], WeakMap<object, ReadonlySet<string>>>();
-
 /**
- * Names of the fields selected under the resolved field, fragments included and `@skip` /
- * `@include` applied: a field excluded by a directive is not selected.
+ * The names selected under a request's fields, worked out once per field and kept for the
+ * request (its context holds one): every parent row of a field asks again, and the loaders keep
+ * their plans by the set they get. Field nodes are stable per compiled query (graphql-jit) or per
+ * execution (graphql-js); the variables, and with them `@skip` and `@include`, per request.
  */
-export function selectedFields(info: SelectionInfo | undefined): ReadonlySet<string> {
-  if (!info) return NONE;
-  let byVariables = memo.get(info.fieldNodes);
-  if (!byVariables) {
-    byVariables = new WeakMap();
-    memo.set(info.fieldNodes, byVariables);
-  }
-  const variables = info.variableValues ?? {};
-  let names = byVariables.get(variables);
-  if (!names) {
-    const collected = new Set<string>();
-    for (const node of info.fieldNodes) collect(node.selectionSet, info, collected, new Set());
-    names = collected;
-    byVariables.set(variables, names);
-  }
-  return names;
-}
+export class Selections {
+  readonly #fields = new WeakMap<readonly FieldNode[], ReadonlySet<string>>();
+  readonly #nodeFields = new WeakMap<readonly FieldNode[], ReadonlySet<string>>();
 
-const nodeMemo = new WeakMap<readonly FieldNode[], WeakMap<object, ReadonlySet<string>>>();
+  /**
+   * Names of the fields selected under the resolved field, fragments included and `@skip` /
+   * `@include` applied: a field excluded by a directive is not selected.
+   */
+  fields(info: SelectionInfo | undefined): ReadonlySet<string> {
+    if (!info) return NONE;
+    let names = this.#fields.get(info.fieldNodes);
+    if (!names) {
+      const collected = new Set<string>();
+      for (const node of info.fieldNodes) collect(node.selectionSet, info, collected, new Set());
+      names = collected;
+      this.#fields.set(info.fieldNodes, names);
+    }
+    return names;
+  }
 
-/**
- * For a connection field: the names selected under `edges { node { … } }` and `nodes { … }`,
- * fragments included and directives applied, as `selectedFields` gives them for a list field. The
- * same set object for every parent row of the field in one execution.
- */
-export function selectedNodeFields(info: SelectionInfo): ReadonlySet<string> {
-  let byVariables = nodeMemo.get(info.fieldNodes);
-  if (!byVariables) {
-    byVariables = new WeakMap();
-    nodeMemo.set(info.fieldNodes, byVariables);
+  /**
+   * For a connection field: the names selected under `edges { node { … } }` and `nodes { … }`,
+   * fragments included and directives applied, as `fields` gives them for a list field.
+   */
+  nodeFields(info: SelectionInfo): ReadonlySet<string> {
+    let names = this.#nodeFields.get(info.fieldNodes);
+    if (!names) {
+      const under = new Map<string, FieldNode[]>();
+      for (const node of info.fieldNodes) fieldsNamed(node.selectionSet, info, ['edges', 'nodes'], under, new Set());
+      for (const edge of under.get('edges') ?? []) fieldsNamed(edge.selectionSet, info, ['node'], under, new Set());
+      const collected = new Set<string>();
+      for (const node of [...(under.get('node') ?? []), ...(under.get('nodes') ?? [])]) collect(node.selectionSet, info, collected, new Set());
+      names = collected;
+      this.#nodeFields.set(info.fieldNodes, names);
+    }
+    return names;
   }
-  const variables = info.variableValues ?? {};
-  let names = byVariables.get(variables);
-  if (!names) {
-    const under = new Map<string, FieldNode[]>();
-    for (const node of info.fieldNodes) fieldsNamed(node.selectionSet, info, ['edges', 'nodes'], under, new Set());
-    for (const edge of under.get('edges') ?? []) fieldsNamed(edge.selectionSet, info, ['node'], under, new Set());
-    const collected = new Set<string>();
-    for (const node of [...(under.get('node') ?? []), ...(under.get('nodes') ?? [])]) collect(node.selectionSet, info, collected, new Set());
-    names = collected;
-    byVariables.set(variables, names);
-  }
-  return names;
 }
 
 /** The field nodes with one of `names` directly under `set`, through fragments, directives applied, by name. */

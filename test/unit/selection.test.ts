@@ -1,6 +1,6 @@
 import { Kind, parse, type FieldNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { selectedFields, type SelectionInfo } from '../../src/graphql/selection.ts';
+import { Selections, type SelectionInfo } from '../../src/graphql/selection.ts';
 
 /**
  * The info a resolver of the operation's first root field gets: every root field node with that
@@ -19,7 +19,10 @@ function infoFor(source: string, variableValues: Record<string, unknown> = {}): 
 
 const sorted = (names: ReadonlySet<string>): string[] => [...names].sort();
 
-describe('selectedFields', () => {
+/** The selection of one field as a request of its own sees it. */
+const selectedFields = (info: SelectionInfo | undefined) => new Selections().fields(info);
+
+describe('Selections.fields', () => {
   it('names the fields selected directly under the resolved field, not those selected deeper', () => {
     const info = infoFor('{ workspace(id: "w") { id name courses { title sessions { startsAt } } } }');
     expect(sorted(selectedFields(info))).toEqual(['courses', 'id', 'name']);
@@ -130,24 +133,25 @@ describe('selectedFields', () => {
     expect(sorted(selectedFields(info))).toEqual(['name']);
   });
 
-  it('returns the same set object for the same field nodes and variables, and another for other variables', () => {
+  it('gives every parent row of a field in one request the same set object, computed once', () => {
     const info = infoFor('query ($withName: Boolean!) { workspace(id: "w") { id name @include(if: $withName) } }', { withName: true });
-    const first = selectedFields(info);
-    expect(selectedFields({ ...info })).toBe(first);
-
-    const otherVariables = selectedFields({ ...info, variableValues: { withName: false } });
-    expect(otherVariables).not.toBe(first);
-    expect(sorted(otherVariables)).toEqual(['id']);
+    const request = new Selections();
+    const first = request.fields(info);
+    expect(request.fields({ ...info })).toBe(first);
     expect(sorted(first)).toEqual(['id', 'name']);
-    expect(selectedFields(info)).toBe(first);
+    expect(request.fields({ ...info, fieldNodes: [...info.fieldNodes] })).not.toBe(first);
   });
 
-  it('computes the set again for equal variables in another object and for other field nodes', () => {
-    const info = infoFor('{ workspace(id: "w") { id } }');
-    const first = selectedFields(info);
-    const sameContent = selectedFields({ ...info, variableValues: { ...info.variableValues } });
-    expect(sameContent).not.toBe(first);
-    expect(sorted(sameContent)).toEqual(['id']);
-    expect(selectedFields({ ...info, fieldNodes: [...info.fieldNodes] })).not.toBe(first);
+  it('keeps requests apart: the same compiled field nodes with other variables give another request its own selection', () => {
+    const info = infoFor('query ($withName: Boolean!) { workspace(id: "w") { id name @include(if: $withName) } }', { withName: true });
+    const one = new Selections();
+    const other = new Selections();
+    // One variables object shared by both, as an executor that reuses it would share it.
+    const variables: Record<string, unknown> = { withName: true };
+    const first = one.fields({ ...info, variableValues: variables });
+    variables.withName = false;
+    const second = other.fields({ ...info, variableValues: variables });
+    expect(sorted(first)).toEqual(['id', 'name']);
+    expect(sorted(second)).toEqual(['id']);
   });
 });
