@@ -109,7 +109,7 @@ export class Loaders {
     const resource = this.#registry.get(resourceName);
     const by = field ?? resource.key;
     const key = `lookup:${resource.name}.${by}${this.#restricted ? ':restricted' : ''}`;
-    const statement = cachedStatement(this.#registry, key, () => buildLookup(resource, by, this.#restricted));
+    const statement = cachedStatement(this.#registry, key, () => buildLookup(resource, by, { restricted: this.#restricted }));
     const values = bind(statement.query.parameters, { workspaces: this.#workspaces });
     const rows = await this.#loader(key, statement, values, true).load(value);
     return rows[0] ?? null;
@@ -179,7 +179,7 @@ export class Loaders {
     return this.#planned(
       relation,
       `relation:${parent.name}.${relationName}(${present.join(',')})${key}`,
-      (restricted) => buildRelationQuery(this.#registry, relation, present, embeds, fields, restricted),
+      (restricted) => buildRelationQuery(this.#registry, relation, { arguments: present, embedded: embeds, ...(fields ? { fields } : {}), restricted }),
       { args, ...(relation.limit ? { limit: limitOf(relation, args) } : {}) },
     );
   }
@@ -221,7 +221,7 @@ export class Loaders {
       plan.count = this.#planned(
         plan.relation,
         `count:${plan.parent.name}.${plan.relationName}(${filter.map((term) => term.join('.')).join(',')})`,
-        (restricted) => buildCountQuery(this.#registry, plan.relation, filter, restricted),
+        (restricted) => buildCountQuery(this.#registry, plan.relation, { filter, restricted }),
         { connection: plan.args },
       );
     }

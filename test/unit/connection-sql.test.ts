@@ -149,7 +149,7 @@ describe('buildConnectionQuery', () => {
 
 describe('buildCountQuery', () => {
   it('counts the rows of every parent under the filter, ignoring cursors, one GROUP BY', () => {
-    expect(buildCountQuery(registry, relation('Workspace', 'bookings'), [['status', 'in']])).toEqual({
+    expect(buildCountQuery(registry, relation('Workspace', 'bookings'), { filter: [['status', 'in']] })).toEqual({
       text: `SELECT t.workspace_id AS "__parent", count(*) AS "count" FROM bookings t WHERE t.workspace_id = ANY($1) AND t.status = ANY($2) GROUP BY t.workspace_id`,
       columns: ['__parent', 'count'],
       timestamps: [],
@@ -161,14 +161,14 @@ describe('buildCountQuery', () => {
 
 describe('statements for a token restricted to workspaces', () => {
   it('a lookup reads only rows of the token workspaces', () => {
-    const query = buildLookup(registry.get('CourseTemplate'), 'id', true);
+    const query = buildLookup(registry.get('CourseTemplate'), 'id', { restricted: true });
     expect(query.text).toMatch(/ FROM course_templates t WHERE t\.id = ANY\(\$1\) AND t\.workspace_id = ANY\(\$2\)$/);
     expect(query.parameters).toEqual([{ from: 'workspaces' }]);
-    expect(buildLookup(registry.get('Workspace'), 'id', true).text).toMatch(/ FROM workspaces t WHERE t\.id = ANY\(\$1\) AND t\.id = ANY\(\$2\)$/);
+    expect(buildLookup(registry.get('Workspace'), 'id', { restricted: true }).text).toMatch(/ FROM workspaces t WHERE t\.id = ANY\(\$1\) AND t\.id = ANY\(\$2\)$/);
   });
 
   it('a relation restricts its rows and each embedded row of a resource that carries a workspace; data of no workspace is not restricted', () => {
-    const query = buildRelationQuery(registry, relation('CourseRun', 'bookings'), [], ['participant', 'courseRun'], ['status'], true);
+    const query = buildRelationQuery(registry, relation('CourseRun', 'bookings'), { embedded: ['participant', 'courseRun'], fields: ['status'], restricted: true });
     expect(query.text).toContain(
       `FROM bookings t LEFT JOIN participants e1 ON e1.booking_id = t.id LEFT JOIN course_runs e2 ON e2.id = t.course_run_id AND e2.workspace_id = ANY($2) ` +
         `WHERE t.course_run_id = p.k AND t.workspace_id = ANY($3) ORDER BY`,
@@ -178,13 +178,13 @@ describe('statements for a token restricted to workspaces', () => {
 
   it('unrestricted statements are the ones the fixed operations always sent', () => {
     const bookings = relation('Workspace', 'bookings');
-    expect(buildRelationQuery(registry, bookings, [], [], undefined, false)).toEqual(buildRelationQuery(registry, bookings, []));
-    expect(buildLookup(registry.get('Booking'), 'id', false).text).not.toContain('workspace_id = ANY');
+    expect(buildRelationQuery(registry, bookings, { arguments: [], embedded: [], restricted: false })).toEqual(buildRelationQuery(registry, bookings));
+    expect(buildLookup(registry.get('Booking'), 'id', { restricted: false }).text).not.toContain('workspace_id = ANY');
   });
 
   it('connections and counts are restricted too', () => {
     expect(buildConnectionQuery(registry, relation('Workspace', 'bookings'), { fields: [], restricted: true }).text).toContain('WHERE t.workspace_id = p.k AND t.workspace_id = ANY($2)');
-    expect(buildCountQuery(registry, relation('CourseRun', 'sessions'), [], true).text).toContain('WHERE t.course_run_id = ANY($1) AND t.workspace_id = ANY($2)');
+    expect(buildCountQuery(registry, relation('CourseRun', 'sessions'), { restricted: true }).text).toContain('WHERE t.course_run_id = ANY($1) AND t.workspace_id = ANY($2)');
   });
 });
 

@@ -115,7 +115,7 @@ describe('buildLookup', () => {
 describe('buildRelationQuery', () => {
   it('reads a plain many-relation for every parent at once with = ANY($1), in declaration order of the fields', () => {
     const { registry, relation } = shelfWith({});
-    expect(buildRelationQuery(registry, relation, [])).toEqual({
+    expect(buildRelationQuery(registry, relation)).toEqual({
       text: `SELECT t.shelf_id AS "__parent", ${BOOK_SELECT} FROM books t WHERE t.shelf_id = ANY($1)`,
       columns: BOOK_COLUMNS,
       timestamps: ['publishedAt'],
@@ -126,7 +126,7 @@ describe('buildRelationQuery', () => {
 
   it('binds fixed where values after the keys, in the order they are declared, with their types kept', () => {
     const { registry, relation } = shelfWith({ where: { status: 'available', title: 'Dune', authorId: 7 } });
-    const query = buildRelationQuery(registry, relation, []);
+    const query = buildRelationQuery(registry, relation);
     expect(query.text).toBe(
       `SELECT t.shelf_id AS "__parent", ${BOOK_SELECT} FROM books t WHERE t.shelf_id = ANY($1) AND t.status = $2 AND t.title = $3 AND t.author_id = $4`,
     );
@@ -135,7 +135,7 @@ describe('buildRelationQuery', () => {
 
   it('orders by fields in the declared order and direction, ascending unless desc is given', () => {
     const { registry, relation } = shelfWith({ orderBy: [{ field: 'publishedAt', direction: 'desc' }, { field: 'title', direction: 'asc' }, { field: 'id' }] });
-    expect(buildRelationQuery(registry, relation, []).text).toBe(
+    expect(buildRelationQuery(registry, relation).text).toBe(
       `SELECT t.shelf_id AS "__parent", ${BOOK_SELECT} FROM books t WHERE t.shelf_id = ANY($1) ORDER BY t.published_at DESC, t.title ASC, t.id ASC`,
     );
   });
@@ -145,7 +145,7 @@ describe('buildRelationQuery', () => {
       where: { status: 'available' },
       requires: [{ relation: 'reviews' }, { relation: 'approvedReviews', where: { stars: 5 } }],
     });
-    const query = buildRelationQuery(registry, relation, []);
+    const query = buildRelationQuery(registry, relation);
     expect(query.text).toBe(
       `SELECT t.shelf_id AS "__parent", ${BOOK_SELECT} FROM books t WHERE t.shelf_id = ANY($1) AND t.status = $2 ` +
         `AND EXISTS (SELECT 1 FROM reviews r1 WHERE r1.book_id = t.id) ` +
@@ -164,7 +164,7 @@ describe('buildRelationQuery', () => {
         { field: 'id' },
       ],
     });
-    const query = buildRelationQuery(registry, relation, ['status']);
+    const query = buildRelationQuery(registry, relation, { arguments: ['status'] });
     expect(query.text).toBe(
       `SELECT t.shelf_id AS "__parent", ${BOOK_SELECT} FROM books t WHERE t.shelf_id = ANY($1) AND t.status = ANY($4) ORDER BY ` +
         `(SELECT min(r1.written_at) FROM reviews r1 WHERE r1.book_id = t.id AND r1.status = $2) ASC, ` +
@@ -179,20 +179,20 @@ describe('buildRelationQuery', () => {
       where: { title: 'Dune' },
       arguments: { status: { field: 'status' }, author: { field: 'authorId' }, title: { field: 'title' } },
     });
-    const both = buildRelationQuery(registry, relation, ['author', 'status']);
+    const both = buildRelationQuery(registry, relation, { arguments: ['author', 'status'] });
     expect(both.text).toBe(
       `SELECT t.shelf_id AS "__parent", ${BOOK_SELECT} FROM books t WHERE t.shelf_id = ANY($1) AND t.title = $2 AND t.author_id = ANY($3) AND t.status = ANY($4)`,
     );
     expect(both.parameters).toEqual([fixed('Dune'), argument('author'), argument('status')]);
 
-    const one = buildRelationQuery(registry, relation, ['status']);
+    const one = buildRelationQuery(registry, relation, { arguments: ['status'] });
     expect(one.text).toBe(`SELECT t.shelf_id AS "__parent", ${BOOK_SELECT} FROM books t WHERE t.shelf_id = ANY($1) AND t.title = $2 AND t.status = ANY($3)`);
     expect(one.parameters).toEqual([fixed('Dune'), argument('status')]);
   });
 
   it('ignores a present name that is not one of the relation arguments', () => {
     const { registry, relation } = shelfWith({ arguments: { status: { field: 'status' } } });
-    const query = buildRelationQuery(registry, relation, ['first', 'status', 'unknown']);
+    const query = buildRelationQuery(registry, relation, { arguments: ['first', 'status', 'unknown'] });
     expect(query.text).toBe(`SELECT t.shelf_id AS "__parent", ${BOOK_SELECT} FROM books t WHERE t.shelf_id = ANY($1) AND t.status = ANY($2)`);
     expect(query.parameters).toEqual([argument('status')]);
   });
@@ -204,7 +204,7 @@ describe('buildRelationQuery', () => {
       orderBy: [{ field: 'publishedAt', direction: 'desc' }, { field: 'id', direction: 'desc' }],
       limit: { argument: 'first', default: 10, max: 50 },
     });
-    expect(buildRelationQuery(registry, relation, ['author'])).toEqual({
+    expect(buildRelationQuery(registry, relation, { arguments: ['author'] })).toEqual({
       text:
         `SELECT p.k AS "__parent", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL ` +
         `(SELECT ${BOOK_SELECT} FROM books t WHERE t.shelf_id = p.k AND t.status = $2 AND t.author_id = ANY($3) ` +
@@ -214,7 +214,7 @@ describe('buildRelationQuery', () => {
       parameters: [fixed('available'), argument('author'), { from: 'limit' }],
       embeds: [],
     });
-    expect(buildRelationQuery(registry, relation, []).text).toBe(
+    expect(buildRelationQuery(registry, relation).text).toBe(
       `SELECT p.k AS "__parent", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL ` +
         `(SELECT ${BOOK_SELECT} FROM books t WHERE t.shelf_id = p.k AND t.status = $2 ORDER BY t.published_at DESC, t.id DESC LIMIT $3) x`,
     );
@@ -222,7 +222,7 @@ describe('buildRelationQuery', () => {
 
   it('reads only the selected fields, always with the key, in declaration order whatever the order asked', () => {
     const { registry, relation } = shelfWith({ orderBy: [{ field: 'publishedAt' }] });
-    const query = buildRelationQuery(registry, relation, [], [], ['publishedAt', 'title']);
+    const query = buildRelationQuery(registry, relation, { fields: ['publishedAt', 'title'] });
     expect(query.text).toBe(
       `SELECT t.shelf_id AS "__parent", t.id AS "id", t.title AS "title", (t.published_at AT TIME ZONE 'UTC')::text AS "publishedAt" ` +
         `FROM books t WHERE t.shelf_id = ANY($1) ORDER BY t.published_at ASC`,
@@ -233,16 +233,16 @@ describe('buildRelationQuery', () => {
 
   it('reads the key alone when no field is selected, and ignores selected names that are not fields', () => {
     const { registry, relation } = shelfWith({ orderBy: [{ field: 'title' }] });
-    const query = buildRelationQuery(registry, relation, [], [], ['author', 'reviews']);
+    const query = buildRelationQuery(registry, relation, { fields: ['author', 'reviews'] });
     expect(query.text).toBe(`SELECT t.shelf_id AS "__parent", t.id AS "id" FROM books t WHERE t.shelf_id = ANY($1) ORDER BY t.title ASC`);
     expect(query.columns).toEqual([PARENT_COLUMN, 'id']);
     expect(query.timestamps).toEqual([]);
-    expect(buildRelationQuery(registry, relation, [], [], []).text).toBe(query.text);
+    expect(buildRelationQuery(registry, relation, { fields: [] }).text).toBe(query.text);
   });
 
   it('embeds a one-relation with a LEFT JOIN, its columns aliased relation.field, its where bound before the relation own values', () => {
     const { registry, relation } = shelfWith({ where: { status: 'available' }, arguments: { title: { field: 'title' } } });
-    expect(buildRelationQuery(registry, relation, ['title'], ['author', 'hardCover'], ['title'])).toEqual({
+    expect(buildRelationQuery(registry, relation, { arguments: ['title'], embedded: ['author', 'hardCover'], fields: ['title'] })).toEqual({
       text:
         `SELECT t.shelf_id AS "__parent", t.id AS "id", t.title AS "title", ` +
         `e1.id AS "author.id", e1.full_name AS "author.name", (e1.born_at AT TIME ZONE 'UTC')::text AS "author.bornAt", ` +
@@ -277,7 +277,7 @@ describe('buildRelationQuery', () => {
 
   it('embeds a one-relation inside the LATERAL scan of a limited relation', () => {
     const { registry, relation } = shelfWith({ orderBy: [{ field: 'id' }], limit: { argument: 'first', default: 5, max: 5 } });
-    expect(buildRelationQuery(registry, relation, [], ['author'], []).text).toBe(
+    expect(buildRelationQuery(registry, relation, { embedded: ['author'], fields: [] }).text).toBe(
       `SELECT p.k AS "__parent", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL ` +
         `(SELECT t.id AS "id", e1.id AS "author.id", e1.full_name AS "author.name", (e1.born_at AT TIME ZONE 'UTC')::text AS "author.bornAt" ` +
         `FROM books t LEFT JOIN authors e1 ON e1.id = t.author_id WHERE t.shelf_id = p.k ORDER BY t.id ASC LIMIT $2) x`,
@@ -286,9 +286,9 @@ describe('buildRelationQuery', () => {
 
   it('refuses to embed a relation that embeddable refuses, naming it', () => {
     const { registry, relation } = shelfWith({});
-    expect(() => buildRelationQuery(registry, relation, [], ['reviews'])).toThrow('Book.reviews cannot be embedded');
-    expect(() => buildRelationQuery(registry, relation, [], ['namesake'])).toThrow('Book.namesake cannot be embedded');
-    expect(() => buildRelationQuery(registry, relation, [], ['missing'])).toThrow('Book.missing cannot be embedded');
+    expect(() => buildRelationQuery(registry, relation, { embedded: ['reviews'] })).toThrow('Book.reviews cannot be embedded');
+    expect(() => buildRelationQuery(registry, relation, { embedded: ['namesake'] })).toThrow('Book.namesake cannot be embedded');
+    expect(() => buildRelationQuery(registry, relation, { embedded: ['missing'] })).toThrow('Book.missing cannot be embedded');
   });
 });
 
@@ -300,7 +300,7 @@ describe('the relations of the real registry', () => {
     `(t.created_at AT TIME ZONE 'UTC')::text AS "createdAt", (t.updated_at AT TIME ZONE 'UTC')::text AS "updatedAt"`;
 
   it('a workspace courses are its published runs with a scheduled session, by their earliest scheduled session, then id', () => {
-    const query = buildRelationQuery(registry, relation('Workspace', 'courses'), []);
+    const query = buildRelationQuery(registry, relation('Workspace', 'courses'));
     expect(query.text).toBe(
       `SELECT t.workspace_id AS "__parent", ${COURSE_RUN_SELECT} FROM course_runs t WHERE t.workspace_id = ANY($1) AND t.status = $2 ` +
         `AND EXISTS (SELECT 1 FROM sessions r1 WHERE r1.course_run_id = t.id AND r1.status = $3) ` +
@@ -310,7 +310,7 @@ describe('the relations of the real registry', () => {
   });
 
   it('a workspace bookings are read newest first, ties by id descending, at most the limit per workspace', () => {
-    const query = buildRelationQuery(registry, relation('Workspace', 'bookings'), ['status', 'source']);
+    const query = buildRelationQuery(registry, relation('Workspace', 'bookings'), { arguments: ['status', 'source'] });
     expect(query.text).toBe(
       `SELECT p.k AS "__parent", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL (SELECT t.id AS "id", t.workspace_id AS "workspaceId", ` +
         `t.course_run_id AS "courseRunId", t.source AS "source", t.status AS "status", (t.created_at AT TIME ZONE 'UTC')::text AS "createdAt", ` +
@@ -321,7 +321,7 @@ describe('the relations of the real registry', () => {
   });
 
   it('a run sessions are read by start then id, with the run embedded when selected', () => {
-    const query = buildRelationQuery(registry, relation('CourseRun', 'sessions'), ['status'], ['courseRun'], ['startsAt']);
+    const query = buildRelationQuery(registry, relation('CourseRun', 'sessions'), { arguments: ['status'], embedded: ['courseRun'], fields: ['startsAt'] });
     expect(query.text).toBe(
       `SELECT t.course_run_id AS "__parent", t.id AS "id", (t.starts_at AT TIME ZONE 'UTC')::text AS "startsAt", ` +
         `e1.id AS "courseRun.id", e1.workspace_id AS "courseRun.workspaceId", e1.template_id AS "courseRun.templateId", ` +
@@ -335,7 +335,7 @@ describe('the relations of the real registry', () => {
 
   it('a booking participant is a one-relation by booking id, read in the booking statement when embedded', () => {
     expect(embeddable(registry, registry.get('Booking'), 'participant')).toBe(true);
-    const query = buildRelationQuery(registry, relation('CourseRun', 'bookings'), [], ['participant'], ['status']);
+    const query = buildRelationQuery(registry, relation('CourseRun', 'bookings'), { embedded: ['participant'], fields: ['status'] });
     expect(query.text).toBe(
       `SELECT p.k AS "__parent", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL (SELECT t.id AS "id", t.status AS "status", ` +
         `e1.booking_id AS "participant.bookingId", e1.name AS "participant.name", e1.email AS "participant.email" ` +
@@ -356,7 +356,7 @@ describe('the relations of the real registry', () => {
   });
 
   it('without the participant embedded, no statement on bookings reads the participants table', () => {
-    const query = buildRelationQuery(registry, relation('CourseRun', 'bookings'), [], [], undefined);
+    const query = buildRelationQuery(registry, relation('CourseRun', 'bookings'));
     expect(query.text).not.toContain('participants');
     expect(query.columns).toEqual([PARENT_COLUMN, 'id', 'workspaceId', 'courseRunId', 'source', 'status', 'createdAt', 'updatedAt']);
   });

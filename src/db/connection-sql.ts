@@ -1,0 +1,162 @@
+import { fieldDefinition, type FieldType, type FilterOperator, type RelationDefinition, type ResourceDefinition, type ResourceRegistry, type Scalar, type AggregateOrderTerm, type OrderTerm } from './resource-registry.ts';
+import { COUNT_COLUMN, PARENT_COLUMN, ParameterList, flip, orderColumn, orderExpression, relationBase, sqlDirection, type GeneratedQuery } from './sql-parts.ts';
+import { utcTextColumn } from './timestamps.ts';
+
+/** One term of a connection's order: what it orders by, and how its value is typed in a cursor. */
+export interface ConnectionOrderTerm {
+  term: OrderTerm | AggregateOrderTerm;
+  direction: 'asc' | 'desc';
+  type: FieldType;
+  nullable: boolean;
+}
+
+/**
+ * The order of a relation's connection: the relation's documented order, then the target's key
+ * when the order does not already end in it, so that every row has a unique position.
+ */
+export function connectionOrder(registry: ResourceRegistry, relation: RelationDefinition): ConnectionOrderTerm[] {
+  const target = registry.get(relation.resource);
+  const terms = [...(relation.orderBy ?? [])];
+  if (!terms.some((term) => !('aggregate' in term) && term.field === target.key)) {
+    terms.push({ field: target.key, direction: terms.at(-1)?.direction ?? 'asc' });
+  }
+  return terms.map((term) => {
+    const direction = term.direction ?? 'asc';
+    if (!('aggregate' in term)) {
+      const { type, nullable } = fieldDefinition(target, term.field);
+      return { term, direction, type, nullable: nullable ?? false };
+    }
+    if (term.aggregate === 'count') return { term, direction, type: 'int', nullable: false };
+    const nested = registry.relation(target, term.relation);
+    const aggregated = fieldDefinition(registry.get(nested.resource), term.field);
+    // min/max of no rows is NULL, unless the relation requires such rows to exist.
+    const guaranteed = (relation.requires ?? []).some((required) => required.relation === term.relation && sameWhere(required.where, term.where));
+    return { term, direction, type: aggregated.type, nullable: !guaranteed || (aggregated.nullable ?? false) };
+  });
+}
+
+/** One condition of a connection's filter: `field operator value`. */
+export type FilterTerm = readonly [field: string, operator: FilterOperator];
+
+export interface ConnectionQueryOptions {
+  embedded?: readonly string[];
+  /** The target's fields to read (its key is always read); all of them when omitted. */
+  fields?: readonly string[];
+  filter?: readonly FilterTerm[];
+  /** With an `after` cursor: for each order term, whether the cursor's value is NULL. */
+  after?: readonly boolean[];
+  /** With a `before` cursor: the same. */
+  before?: readonly boolean[];
+  /** `last`: the rows nearest the end (or the `before` cursor), read in reverse order. */
+  backward?: boolean;
+  restricted?: boolean;
+}
+
+/**
+ * One page of a relation for many parents at once: each parent key drives a LATERAL scan in the
+ * connection's order that starts past the cursor (keyset pagination: no OFFSET, so a deep page
+ * costs what the first one costs) and stops after the page size plus one row, which tells whether
+ * another page follows. The values of the order terms come back as `__o0`, `__o1`, … for cursors.
+ */
+export function buildConnectionQuery(registry: ResourceRegistry, relation: RelationDefinition, options: ConnectionQueryOptions = {}): GeneratedQuery {
+  const params = new ParameterList();
+  const base = relationBase(registry, relation, params, options.embedded ?? [], options.fields, options.restricted ?? false);
+  const { target, conditions } = base;
+  const order = connectionOrder(registry, relation);
+  const expression = (index: number) => orderExpression(registry, target, order[index]!.term, params);
+
+  const selected = [...base.selected];
+  const columns = [...base.columns];
+  order.forEach((term, index) => {
+    const value = term.type === 'timestamp' ? utcTextColumn(expression(index)) : expression(index);
+    selected.push(`${value} AS "${orderColumn(index)}"`);
+    columns.push(orderColumn(index));
+  });
+  for (const [field, operator] of options.filter ?? []) conditions.push(filterCondition(target, field, operator, params));
+  if (options.after) conditions.push(keysetCondition(order, expression, options.after, 'after', params));
+  if (options.before) conditions.push(keysetCondition(order, expression, options.before, 'before', params));
+  const orderBy = order.map((term, index) => `${expression(index)} ${sqlDirection(options.backward ? flip(term.direction) : term.direction)}`);
+  const limit = params.add({ from: 'limit' });
+  const where = [`t.${base.foreign} = p.k`, ...conditions].join(' AND ');
+  const text =
+    `SELECT p.k AS "${PARENT_COLUMN}", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL ` +
+    `(SELECT ${selected.join(', ')} FROM ${base.from} WHERE ${where} ORDER BY ${orderBy.join(', ')} LIMIT ${limit}) x`;
+  return { text, columns, timestamps: base.timestamps, parameters: params.sources, embeds: base.embeds };
+}
+
+/** A timestamp travels as UTC text (cursors) or ISO 8601 with a zone (filters); both are cast to an exact instant. */
+function valueSql(placeholder: string, type: FieldType, source: 'cursor' | 'filter'): string {
+  if (type !== 'timestamp') return placeholder;
+  return source === 'cursor' ? `(${placeholder}::timestamp AT TIME ZONE 'UTC')` : `${placeholder}::timestamptz`;
+}
+
+const COMPARISON: Record<Exclude<FilterOperator, 'eq' | 'in'>, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
+
+function filterCondition(target: ResourceDefinition, field: string, operator: FilterOperator, params: ParameterList): string {
+  const { column, type } = fieldDefinition(target, field);
+  const placeholder = params.add({ from: 'filter', field, operator });
+  if (operator === 'in') return `t.${column} = ANY(${placeholder})`;
+  return `t.${column} ${operator === 'eq' ? '=' : COMPARISON[operator]} ${valueSql(placeholder, type, 'filter')}`;
+}
+
+/**
+ * The rows strictly after (or before) a cursor in the connection's order. Non-null terms in one
+ * direction compare as one row value, `(a, b) > ($2, $3)`, which an index on those columns serves
+ * as a range; otherwise term by term, with NULLs where ORDER BY puts them (last ascending, first
+ * descending). Which cursor values are NULL is part of the statement, so no parameter is ever
+ * compared with NULL.
+ */
+function keysetCondition(
+  order: readonly ConnectionOrderTerm[],
+  expression: (index: number) => string,
+  nulls: readonly boolean[],
+  side: 'after' | 'before',
+  params: ParameterList,
+): string {
+  const value = (index: number) => valueSql(params.add({ from: side, index }), order[index]!.type, 'cursor');
+  const direction = (index: number) => (side === 'after' ? order[index]!.direction : flip(order[index]!.direction));
+  const uniform = order.every((term) => !term.nullable && term.direction === order[0]!.direction);
+  if (uniform) {
+    const operator = direction(0) === 'asc' ? '>' : '<';
+    return `(${order.map((_, index) => expression(index)).join(', ')}) ${operator} (${order.map((_, index) => value(index)).join(', ')})`;
+  }
+  const alternatives: string[] = [];
+  for (let i = 0; i < order.length; i += 1) {
+    // Ascending puts NULLs last: nothing lies beyond a NULL.
+    if (direction(i) === 'asc' && nulls[i]) continue;
+    const equal = Array.from({ length: i }, (_, j) => (nulls[j] ? `${expression(j)} IS NULL` : `${expression(j)} = ${value(j)}`));
+    alternatives.push(`(${[...equal, termBeyond(order[i]!, expression(i), nulls[i]!, direction(i), () => value(i))].join(' AND ')})`);
+  }
+  return alternatives.length > 0 ? `(${alternatives.join(' OR ')})` : 'false';
+}
+
+/** `expression` lies strictly beyond the cursor's value in `direction` (never called for a NULL ascending). */
+function termBeyond(term: ConnectionOrderTerm, expression: string, isNull: boolean, direction: 'asc' | 'desc', value: () => string): string {
+  // Ascending puts NULLs last: every NULL lies beyond a value.
+  if (direction === 'asc') return term.nullable ? `(${expression} > ${value()} OR ${expression} IS NULL)` : `${expression} > ${value()}`;
+  // Descending puts NULLs first: every value lies beyond a NULL.
+  if (isNull) return `${expression} IS NOT NULL`;
+  return `${expression} < ${value()}`;
+}
+
+function sameWhere(a: Record<string, Scalar> | undefined, b: Record<string, Scalar> | undefined): boolean {
+  const left = Object.entries(a ?? {});
+  return left.length === Object.keys(b ?? {}).length && left.every(([field, value]) => b?.[field] === value);
+}
+
+
+/** How many rows of a relation each parent has under a filter (a connection's `totalCount`), for many parents at once. */
+export function buildCountQuery(registry: ResourceRegistry, relation: RelationDefinition, options: { filter?: readonly FilterTerm[]; restricted?: boolean } = {}): GeneratedQuery {
+  const params = new ParameterList();
+  const base = relationBase(registry, relation, params, [], [], options.restricted ?? false);
+  for (const [field, operator] of options.filter ?? []) base.conditions.push(filterCondition(base.target, field, operator, params));
+  const where = [`t.${base.foreign} = ANY($1)`, ...base.conditions].join(' AND ');
+  return {
+    text: `SELECT t.${base.foreign} AS "${PARENT_COLUMN}", count(*) AS "${COUNT_COLUMN}" FROM ${base.target.table} t WHERE ${where} GROUP BY t.${base.foreign}`,
+    columns: [PARENT_COLUMN, COUNT_COLUMN],
+    timestamps: [],
+    parameters: params.sources,
+    embeds: [],
+  };
+}
+
