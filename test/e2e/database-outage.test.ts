@@ -5,11 +5,12 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { describeWhere } from '../support/variants.ts';
 
 const run = promisify(execFile);
 const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort() : [];
@@ -68,7 +69,7 @@ class ThrowawayCluster {
   }
 }
 
-describe.runIf(BIN)('PostgreSQL stopped and started under load', () => {
+describeWhere(BIN ? null : 'no PostgreSQL server binaries under /usr/lib/postgresql', 'PostgreSQL stopped and started under load', () => {
   let cluster: ThrowawayCluster;
   let server: ServerProcess;
   let ws: SeededWorkspace;

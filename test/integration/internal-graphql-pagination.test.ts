@@ -1,14 +1,15 @@
 import { buildClientSchema, getIntrospectionQuery, type GraphQLInputObjectType, type GraphQLObjectType, type IntrospectionQuery } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { ResourceRegistry, type RelationDefinition } from '../../src/db/resource-registry.ts';
 import { resources } from '../../src/db/resources.ts';
 import { importFixture, type ImportResult } from '../../src/fixtures/import-fixture.ts';
 import { loadTypeDefs } from '../../src/graphql/schema.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type GraphQLResponse, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace } from '../support/seed.ts';
 import { captureStatements } from '../support/statements.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 const STATUSES = ['pending', 'confirmed', 'waitlisted', 'cancelled', 'expired'] as const;
 const SOURCES = ['admin', 'public_page', 'widget', 'api'] as const;
@@ -59,7 +60,7 @@ const PAGE = /* GraphQL */ `
   }
 `;
 
-describe.each(databaseTargets())('internal GraphQL connections on %s', (target) => {
+describeOnEachDatabase('internal GraphQL connections on %s', (target) => {
   let db: Database;
   let api: TestApi;
   let big: ImportResult;

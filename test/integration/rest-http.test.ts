@@ -3,17 +3,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey, rotateApiKey } from '../../src/auth/api-key-store.ts';
 import { forgedApiKey } from '../support/forged-credentials.ts';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { spec } from '../support/openapi.ts';
 import { captureStatements } from '../support/statements.ts';
 import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 const COURSES = '/api/public/v1/courses';
 const BOOKINGS = '/api/public/v1/bookings';
 const errorBody = (code: string) => ({ error: { code, message: expect.any(String) } });
 
-describe.each(databaseTargets())('HTTP surface and authentication on %s', (target) => {
+describeOnEachDatabase('HTTP surface and authentication on %s', (target) => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;
