@@ -79,10 +79,10 @@ describeOnEachDatabase('endpoints that keep failing, and recovering their events
     expect(await deliveryOf(failed[2]!)).toMatchObject({ state: 'failed', attempts: 0, log: [] });
     const refused = await cli().run('webhook', 'redeliver', '--event', failed[1]!, '--endpoint', endpointId);
     expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toMatch(/is disabled; enable it first/);
+    expect(refused.stderr).toBe(`error: Webhook endpoint ${endpointId} is disabled; enable it first (webhook enable --endpoint ${endpointId})\n`);
     const recoverRefused = await cli().run('webhook', 'recover', '--endpoint', endpointId, '--since', since);
     expect(recoverRefused.code).not.toBe(0);
-    expect(recoverRefused.stderr).toMatch(/is disabled; enable it first/);
+    expect(recoverRefused.stderr).toBe(`error: Webhook endpoint ${endpointId} is disabled; enable it first (webhook enable --endpoint ${endpointId})\n`);
   });
 
   it('webhook enable turns it back on: new events are delivered again', async () => {
