@@ -49,12 +49,15 @@ export async function startArguments(): Promise<string[]> {
   return args;
 }
 
-function spawnServer(args: string[], env: Record<string, string>, stdout: 'ignore' | 'pipe' = 'ignore'): ChildProcess {
-  return spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', stdout, 'inherit'] });
+function spawnServer(args: string[], env: Record<string, string>, cwd = ROOT): ChildProcess {
+  return spawn(process.execPath, args, { cwd, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
-/** The facade as `npm start` runs it, with production settings but the rate limit. */
-export async function startFacade(name: 'hits' | 'off', env: Record<string, string>): Promise<Served> {
+/**
+ * The facade as `npm start` runs it, with production settings but the rate limit; from another
+ * checkout's build when `root` names one (an A/B comparison).
+ */
+export async function startFacade(name: 'hits' | 'off', env: Record<string, string>, root = ROOT): Promise<Served> {
   const [port, internalPort] = [await getPort(), await getPort()];
   const child = spawnServer(await startArguments(), {
     ...env,
@@ -67,7 +70,7 @@ export async function startFacade(name: 'hits' | 'off', env: Record<string, stri
     RATE_LIMIT_MAX: '1000000000',
     ...(name === 'off' ? { RESPONSE_CACHE_MAX_BYTES: '0' } : {}),
     LOG_LEVEL: 'info',
-  });
+  }, root);
   const url = `http://127.0.0.1:${port}`;
   await answering(`${url}/healthz`);
   const metrics = async () => (await fetch(`http://127.0.0.1:${internalPort}/metrics`, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } })).text();

@@ -13,7 +13,7 @@ import type { FailureGuard } from '../../src/rate-limit/failure-guard.ts';
 import type { ResponseCache } from '../../src/graphql/response-cache.ts';
 import { packagePath } from '../../src/package-root.ts';
 import type { RateLimiters } from '../../src/rate-limit/limiters.ts';
-import { allowReadOnly } from '../middleware/method-guard.ts';
+import { allowReadOnly } from '../checks/read-only.ts';
 
 export interface CalendarFeedDependencies extends OperationRuntime {
   operations: CompiledOperations;
