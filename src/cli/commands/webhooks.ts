@@ -10,7 +10,7 @@ import {
   removeEndpoint,
   rotateSecret,
 } from '../../webhooks/endpoint-store.ts';
-import { findDelivery, listDeliveries } from '../../webhooks/delivery-log.ts';
+import { findDelivery, listDeliveries } from '../../webhooks/delivery-log-store.ts';
 import { resealSecrets } from '../../webhooks/reseal-store.ts';
 import { assertWorkspaceExists } from '../../workspaces/workspace-store.ts';
 import { jsonOption, type CliContext, type Output } from '../context.ts';
