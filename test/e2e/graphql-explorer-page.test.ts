@@ -94,8 +94,9 @@ describe.runIf(hasChromium)('the GraphQL explorer of a running server in headles
       foreignRequests.push(url);
       return route.abort();
     });
-    await context.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (event) => console.log(`csp-violation ${event.violatedDirective} ${event.blockedURI}`));
+    // Runs in every page, as text: the test's own TypeScript has no DOM types.
+    await context.addInitScript({
+      content: "document.addEventListener('securitypolicyviolation', (event) => console.log(`csp-violation ${event.violatedDirective} ${event.blockedURI}`));",
     });
   });
   afterAll(async () => {
@@ -166,7 +167,7 @@ describe.runIf(hasChromium)('the GraphQL explorer of a running server in headles
       }
     }
     const page = await openExplorer();
-    const stored = await page.evaluate(() => JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookies: document.cookie }));
+    const stored = await page.evaluate<string>('JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookies: document.cookie })');
     await page.close();
     expect(stored).toContain('graphiql');
     for (const token of [TOKEN, WRONG_TOKEN]) expect(stored).not.toContain(token);

@@ -83,6 +83,7 @@ describe('the GraphQL explorer of the internal listener', () => {
       const refused = await get('/graphql?query=%7B__typename%7D', accept ? [['Accept', accept]] : []);
       expect(refused.status, String(accept)).toBe(401);
       expect(refused.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(refused.headers['vary']).toBe('Accept');
       expect(refused.body).toEqual({ errors: [{ message: 'A valid internal API token is required.', extensions: { code: 'invalid_api_key' } }] });
     }
     const answered = await get('/graphql?query=%7B__typename%7D', [
@@ -91,6 +92,7 @@ describe('the GraphQL explorer of the internal listener', () => {
     ]);
     expect(answered.status).toBe(200);
     expect(answered.body).toEqual({ data: { __typename: 'Query' } });
+    expect(answered.headers['vary']).toMatch(/\bAccept\b/);
   });
 
   it('answers paths under /explorer that hold no asset with the JSON 404 of every unknown path', async () => {
