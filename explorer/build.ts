@@ -11,7 +11,7 @@ const require = createRequire(import.meta.url);
 const root = new URL('..', import.meta.url).pathname;
 const outdir = `${root}dist/explorer`;
 
-/** Browsers with module workers, CSS nesting and the syntax React 19 and Monaco ship. */
+/** Browsers from mid-2023 on: ES modules and the syntax React 19, GraphiQL 5 and Monaco ship. */
 const target = ['chrome115', 'firefox115', 'safari16.4', 'edge115'];
 
 /**

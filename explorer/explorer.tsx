@@ -14,7 +14,8 @@ type TokenState = { kind: 'none' } | { kind: 'entered' } | { kind: 'refused'; st
  * and is never written to storage (GraphiQL's headers editor, which it may persist, is off).
  */
 export function Explorer() {
-  const [token, setToken] = useState('');
+  // A new object on every submit, so that entering the same token again loads the schema again.
+  const [entered, setEntered] = useState<{ token: string }>({ token: '' });
   const [state, setState] = useState<TokenState>({ kind: 'none' });
   const field = useRef<HTMLInputElement>(null);
   const fetcher = useMemo(
@@ -22,21 +23,21 @@ export function Explorer() {
       createGraphiQLFetcher({
         url: GRAPHQL_PATH,
         enableIncrementalDelivery: false,
-        headers: { Authorization: `Bearer ${token}` },
+        headers: { Authorization: `Bearer ${entered.token}` },
         fetch: async (input, init) => {
           const response = await fetch(input, { ...init, credentials: 'omit', cache: 'no-store' });
           if (response.status === 401 || response.status === 403) setState({ kind: 'refused', status: response.status });
           return response;
         },
       }),
-    [token],
+    [entered],
   );
 
   const onSubmit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const entered = field.current?.value.trim() ?? '';
-    if (entered === '') return;
-    setToken(entered);
+    const token = field.current?.value.trim() ?? '';
+    if (token === '') return;
+    setEntered({ token });
     setState({ kind: 'entered' });
   };
 

@@ -65,10 +65,11 @@ export function explorerRouter(): Router {
   const built = existsSync(`${ASSETS_DIR}/${ENTRY}`);
   const router = Router({ caseSensitive: true, strict: true });
   router.get('/graphql', (req, res, next) => {
+    // The same URL answers HTML or JSON by the Accept header: a cache must keep them apart.
+    res.vary('Accept');
     if (req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) !== 'text/html') return next();
     if (!built) return next(new ApiError('not_found', 'The GraphQL explorer is not built: `npm run build` builds it into dist/explorer.'));
     setExplorerHeaders(res);
-    res.setHeader('Vary', 'Accept');
     res.type('text/html; charset=utf-8').send(PAGE);
   });
   router.use(
