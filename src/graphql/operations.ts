@@ -1,5 +1,5 @@
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import { parse, validate, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { getOperationAST, parse, validate, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { GraphQLContext } from './schema.ts';
 
 /** A booking as the public API shows it; participant data only when `$withParticipant` is true. */
@@ -106,6 +106,8 @@ export interface OperationResults {
 
 export interface CompiledOperation<Name extends OperationName = OperationName> {
   readonly name: Name;
+  /** The operation as its document names it (`query PublicCourses`): the name of its trace span. */
+  readonly title: string;
   execute(variables: Record<string, unknown>, context: GraphQLContext): Promise<ExecutionResult>;
 }
 
@@ -128,8 +130,10 @@ function compileOperation<Name extends OperationName>(schema: GraphQLSchema, nam
     throw new Error(`Operation ${name} does not compile: ${query.errors?.map((e) => e.message).join('; ')}`);
   }
   const compiledQuery: CompiledQuery = query;
+  const definition = getOperationAST(document);
   return {
     name,
+    title: `${definition?.operation ?? 'query'} ${definition?.name?.value ?? name}`,
     async execute(variables, context) {
       return compiledQuery.query(undefined, context, variables) as Promise<ExecutionResult> | ExecutionResult;
     },
