@@ -4,7 +4,7 @@ import { createAddHookMessageChannel } from 'import-in-the-middle';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
+import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
 import { GraphQLInstrumentation } from '@opentelemetry/instrumentation-graphql';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
@@ -56,12 +56,15 @@ export async function startTracingSdk(config: Config, protocol: OtlpProtocol): P
     metricReaders: [],
     instrumentations: [
       new HttpInstrumentation(),
-      new ExpressInstrumentation(),
+      // The route's handler only: the middleware layers are anonymous functions, a span each cost more
+      // than they told, and the statements and Redis commands they run are spans of their own.
+      new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER] }),
       // Values (arguments, variables) are never recorded; resolvers of plain properties get no span.
       new GraphQLInstrumentation({ allowValues: false, ignoreTrivialResolveSpans: true, mergeItems: true }),
       // Statement text only, never its parameters; statements outside a traced request or job (the
       // job queue's polling, rate-limit clean-up) open no trace of their own.
-      new PgInstrumentation({ enhancedDatabaseReporting: false, requireParentSpan: true }),
+      // Taking a pooled connection is no span of its own either.
+      new PgInstrumentation({ enhancedDatabaseReporting: false, requireParentSpan: true, ignoreConnectSpans: true }),
       // The command's name only: its arguments hold rate-limit keys.
       new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
     ],
