@@ -3,7 +3,10 @@
  * exported over OTLP/HTTP to a sink in this process), in alternating rounds on the same machine,
  * `/api/public/v1/courses` of the demo workspace with its key, autocannon for ROUND_S seconds each.
  *
- *   npm run build && npx tsx bench/tracing-cost.ts [rounds] [seconds]
+ *   npm run build && npx tsx bench/tracing-cost.ts [rounds] [seconds] [requests per second]
+ *
+ * Without a rate autocannon sends as fast as the server answers (throughput); with one, both modes
+ * serve the same load, and the server's CPU time per request compares them on a busy machine too.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -16,6 +19,7 @@ import autocannon from 'autocannon';
 const ROOT = new URL('..', import.meta.url).pathname;
 const ROUNDS = Number(process.argv[2] ?? 2);
 const ROUND_S = Number(process.argv[3] ?? 10);
+const RATE = process.argv[4] ? Number(process.argv[4]) : undefined;
 const CONNECTIONS = 10;
 const START = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/).slice(1);
 
@@ -73,7 +77,12 @@ async function cpuMs(pid: number): Promise<number> {
 }
 
 async function measure(server: Server) {
-  const options = { url: `${server.url}/api/public/v1/courses`, headers: { authorization: `Bearer ${server.key}` }, connections: CONNECTIONS };
+  const options = {
+    url: `${server.url}/api/public/v1/courses`,
+    headers: { authorization: `Bearer ${server.key}` },
+    connections: CONNECTIONS,
+    ...(RATE ? { overallRate: RATE } : {}),
+  };
   await autocannon({ ...options, duration: 3 });
   const before = await cpuMs(server.child.pid!);
   const result = await autocannon({ ...options, duration: ROUND_S });

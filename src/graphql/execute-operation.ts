@@ -49,9 +49,7 @@ export async function executeOperation<Name extends OperationName>(
   known: KnownRows = {},
 ): Promise<OperationResults[Name]> {
   // Its attributes name the operation; its variables (a workspace id, a booking id) are never recorded.
-  const [operationType, operationName] = operation.title.split(' ');
-  const attributes = { 'graphql.operation.type': operationType, 'graphql.operation.name': operationName };
-  const result: ExecutionResult = await tracer.startActiveSpan(operation.title, { attributes }, async (span) => {
+  const result: ExecutionResult = await tracer.startActiveSpan(operation.title, { attributes: operation.traceAttributes }, async (span) => {
     try {
       const executed = await runtime.db.withConnection((connection) => {
         const context = requestContext({ registry: runtime.registry, db: connection });

@@ -106,8 +106,10 @@ export interface OperationResults {
 
 export interface CompiledOperation<Name extends OperationName = OperationName> {
   readonly name: Name;
-  /** The operation as its document names it (`query PublicCourses`): the name of its trace span. */
+  /** `query PublicCourses`: the name of its trace span. */
   readonly title: string;
+  /** The span's attributes, the operation's type and name as its document gives them. */
+  readonly traceAttributes: Readonly<Record<'graphql.operation.type' | 'graphql.operation.name', string>>;
   execute(variables: Record<string, unknown>, context: GraphQLContext): Promise<ExecutionResult>;
 }
 
@@ -131,9 +133,12 @@ function compileOperation<Name extends OperationName>(schema: GraphQLSchema, nam
   }
   const compiledQuery: CompiledQuery = query;
   const definition = getOperationAST(document);
+  const operationType = definition?.operation ?? 'query';
+  const operationName = definition?.name?.value ?? name;
   return {
     name,
-    title: `${definition?.operation ?? 'query'} ${definition?.name?.value ?? name}`,
+    title: `${operationType} ${operationName}`,
+    traceAttributes: { 'graphql.operation.type': operationType, 'graphql.operation.name': operationName },
     async execute(variables, context) {
       return compiledQuery.query(undefined, context, variables) as Promise<ExecutionResult> | ExecutionResult;
     },
