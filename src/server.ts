@@ -4,7 +4,7 @@ import { Authenticator } from './auth/authenticator.ts';
 import { IssuedCredentials } from './auth/issued-credentials.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
-import { embeddedTemplateFor, personaliseTemplateCopy } from './db/embedded-template.ts';
+import { copyEmbeddedTemplate, personaliseTemplateCopy } from './db/embedded-template.ts';
 import { migrate } from './db/migrate.ts';
 import { createRegistry } from './db/resources.ts';
 import { joinedResource } from './db/sql-builder.ts';
@@ -50,7 +50,7 @@ export interface RunningServer {
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { config, logger } = options;
   const ownsDb = !options.db;
-  const template = ownsDb && !config.DATABASE_URL ? await embeddedTemplateFor(config.DATA_DIR) : undefined;
+  const template = ownsDb && !config.DATABASE_URL && (await copyEmbeddedTemplate(config.DATA_DIR));
   const db =
     options.db ??
     (await openDatabase({
@@ -59,7 +59,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       shareEmbedded: true,
       poolSize: config.DB_POOL_SIZE,
       statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-      ...(template ? { initialData: template } : {}),
     }));
   const closers: Array<() => Promise<void>> = [];
   try {
