@@ -7,7 +7,7 @@ import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { cliOn } from '../support/cli.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
-import { captureStatements } from '../support/statements.ts';
+import { statementsOfRequests } from '../support/statements.ts';
 import { forgedApiKey } from '../support/forged-credentials.ts';
 import { LIMITER_STORES, describeOnEachDatabase, describeWhere, missingFor } from '../support/variants.ts';
 
@@ -40,7 +40,7 @@ describeOnEachDatabase('forged API keys on %s', (target) => {
       api.call(COURSES, { method, headers: [['X-Forwarded-For', client], ['Authorization', `Bearer ${key}`]] });
     /** Statements of the service's own, without the periodic write of key last-used times. */
     const statementsOf = async (work: () => Promise<unknown>) =>
-      (await captureStatements(db, work)).filter((text) => !text.startsWith('UPDATE api_keys k SET last_used_at'));
+      statementsOfRequests(db, work);
 
     beforeAll(async () => {
       api = await startTestApi(db, {

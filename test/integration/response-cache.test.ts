@@ -7,7 +7,7 @@ import { served as get, type Served } from '../support/cached-answers.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
-import { captureStatements } from '../support/statements.ts';
+import { captureStatements, statementsOfRequests } from '../support/statements.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';
 
 const COURSES = '/api/public/v1/courses';
@@ -175,11 +175,11 @@ describeOnEachDatabase('the response cache on %s', (target) => {
     const feed = (await createFeedToken(db, { workspaceId: ws.workspaceId, memberEmail: OWNER_EMAIL })).path;
     const first = await get(api, feed);
     expect((await get(off, feed)).headers.etag).toBe(first.headers.etag);
-    const statements = await captureStatements(db, async () => {
+    const statements = await statementsOfRequests(db, async () => {
       const revalidated = await get(api, feed, { headers: [['If-None-Match', first.headers.etag!]] });
       expect([revalidated.status, revalidated.text]).toEqual([304, '']);
     });
-    expect(statements).toHaveLength(1);
+    expect(statements, statements.join('\n')).toHaveLength(1);
     expect(statements[0]).toMatch(/FROM feed_tokens f/);
     await sql.query("UPDATE sessions SET location = 'Moved' WHERE id = $1", [ws.ids.s1]);
     const changed = await get(api, feed, { headers: [['If-None-Match', first.headers.etag!]] });
