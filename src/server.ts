@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createPublicApp } from '../rest/app.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { IssuedCredentials } from './auth/issued-credentials.ts';
-import type { Config } from './config.ts';
+import { preparedStatementsSetting, type Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { createRegistry } from './db/resources.ts';
@@ -53,6 +53,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     options.db ??
     (await openDatabase({
       url: config.DATABASE_URL,
+      directUrl: config.DATABASE_DIRECT_URL,
+      preparedStatements: preparedStatementsSetting(config),
       dataDir: config.DATA_DIR,
       shareEmbedded: true,
       poolSize: config.DB_POOL_SIZE,
@@ -62,6 +64,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   try {
     // Closed last, and on a failed start too, when this start opened it.
     if (ownsDb) closers.push(() => db.close());
+    if (db.pooler && db.directConnectionString === db.connectionString) {
+      logger.warn('DATABASE_URL leads to a connection pooler and DATABASE_DIRECT_URL is not set: migrations and the webhook worker need session features (advisory locks, LISTEN) a pooler in transaction mode does not keep');
+    }
     if (ownsDb) await migrate(db);
     const registry = options.registry ?? createRegistry();
     const schema = createSchema({ registry, ...(options.typeDefs ? { typeDefs: options.typeDefs } : {}) });
