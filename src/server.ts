@@ -5,6 +5,7 @@ import { IssuedCredentials } from './auth/issued-credentials.ts';
 import { preparedStatementsSetting, type Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
+import { ReplicaSet } from './db/replicas.ts';
 import { createRegistry } from './db/resources.ts';
 import { joinedResource } from './db/sql-builder.ts';
 import type { ResourceRegistry } from './db/resource-registry.ts';
@@ -95,9 +96,28 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     });
     closers.unshift(() => authenticator.close());
 
+    const replicas = config.DATABASE_REPLICA_URL?.length
+      ? new ReplicaSet({
+          primary: db,
+          urls: config.DATABASE_REPLICA_URL,
+          maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS,
+          open: { poolSize: config.DB_POOL_SIZE, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS, preparedStatements: preparedStatementsSetting(config) },
+          onChange: ({ replica, state }) => (state === 'ok' ? logger.info({ replica, state }, 'replica takes reads') : logger.warn({ replica, state }, 'replica skipped: reads go to the primary')),
+        })
+      : null;
+    if (replicas) {
+      closers.unshift(() => replicas.close());
+      await replicas.start();
+    }
+
     const metrics = new Metrics(db);
     closers.unshift(async () => metrics.dispose());
-    const responseCache = new ResponseCache({ maxBytes: config.RESPONSE_CACHE_MAX_BYTES, db, events: metrics.responseCacheEvents });
+    const responseCache = new ResponseCache({
+      maxBytes: config.RESPONSE_CACHE_MAX_BYTES,
+      db,
+      events: metrics.responseCacheEvents,
+      replicas: replicas ? { set: replicas, maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS } : undefined,
+    });
     metrics.observeResponseCache(responseCache);
     // Resolved even without a worker: the embedded database gets its key on first start, so that
     // `admin` commands and separate workers find it in the data directory.
@@ -136,6 +156,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       guard,
       issued,
       responseCache,
+      replicas: replicas ?? undefined,
       logger,
       redactor: createRedactor([config.INTERNAL_API_TOKEN, config.METRICS_TOKEN]),
       trustProxy: config.TRUST_PROXY,
@@ -153,6 +174,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         schema,
         registry,
         db,
+        reads: replicas ? () => replicas.reader()?.db ?? db : undefined,
         token: config.INTERNAL_API_TOKEN,
         logger,
         metrics,
