@@ -50,6 +50,13 @@ const lsnOf = (text: string): bigint => {
  */
 const asReplayed = (lsn: bigint): bigint => (lsn % PAGE === SHORT_PAGE_HEADER ? lsn - SHORT_PAGE_HEADER : lsn);
 
+/** A stable spread of strings over the replicas (FNV-1a). */
+function hashOf(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i += 1) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return hash;
+}
+
 const PRIMARY_POSITION = 'SELECT pg_current_wal_lsn()::text AS lsn';
 const REPLAYED_POSITION = 'SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS lsn';
 
@@ -92,13 +99,19 @@ export class ReplicaSet {
     return this.#replicas.map((replica) => ({ replica: replica.index, state: this.#stateAt(replica, now) }));
   }
 
-  /** A replica that may take a read now (round robin), or null: read on the primary. */
-  reader(): { db: Database; replica: number; failed(): void } | null {
+  /**
+   * A replica that may take a read now, or null: read on the primary. With `affinity` (a
+   * workspace) the same one while it keeps up, so that each workspace's cached answers gather on
+   * one server; round robin otherwise.
+   */
+  reader(affinity?: string): { db: Database; replica: number; failed(): void } | null {
     const now = Date.now();
-    for (let tried = 0; tried < this.#replicas.length; tried += 1) {
-      const replica = this.#replicas[(this.#next + tried) % this.#replicas.length]!;
+    const count = this.#replicas.length;
+    const first = affinity === undefined ? this.#next : hashOf(affinity) % count;
+    for (let tried = 0; tried < count; tried += 1) {
+      const replica = this.#replicas[(first + tried) % count]!;
       if (replica.db && this.#stateAt(replica, now) === 'ok') {
-        this.#next = (this.#next + tried + 1) % this.#replicas.length;
+        if (affinity === undefined) this.#next = (first + tried + 1) % count;
         return { db: replica.db, replica: replica.index, failed: () => this.#mark(replica, 'down') };
       }
     }

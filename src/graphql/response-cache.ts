@@ -163,10 +163,10 @@ export class ResponseCache {
    * when it holds at least what this instance last served of the workspace; the primary otherwise.
    */
   async answer(request: AnswerRequest, build: BuildAnswer): Promise<Answer> {
-    const reader = this.#replicas?.set.reader();
+    const reader = this.#replicas?.set.reader(request.workspaceId);
     if (reader) {
       try {
-        const answered = await this.#fromReplica(reader.db, request, build);
+        const answered = await this.#fromReplica(reader.db, `replica ${reader.replica}`, request, build);
         if (answered) return answered;
       } catch (error) {
         if (!isReplicaFailure(error)) throw error;
@@ -224,13 +224,14 @@ export class ResponseCache {
    * primary answers then. A hit costs the version read; a build runs in one snapshot with the
    * version it is stored under, so the entry's version says exactly how new its data is.
    */
-  async #fromReplica(replica: Database, request: AnswerRequest, build: BuildAnswer): Promise<Answer | null> {
+  async #fromReplica(replica: Database, server: string, request: AnswerRequest, build: BuildAnswer): Promise<Answer | null> {
     const ws = request.workspaceId;
     const served = this.#served!;
     const atLeast = () => Math.max(served.floor(ws), request.version ? committedCount(request.version) : 0);
     const entries = this.#entries;
     return replica.withConnection(async (connection) => {
-      const key = keyOf(request);
+      // Entries per server: versions of two servers never match, so one entry would be rebuilt on each switch.
+      const key = `${keyOf(request)}\n${server}`;
       if (entries) {
         const version = await readDataVersion(connection, ws);
         if (version === null || committedCount(version) < atLeast()) return null;

@@ -11,6 +11,8 @@ import { insertBooking } from '../support/webhooks.ts';
 
 if (!POSTGRES_BIN) console.warn('!!! read replica test NOT RUN: no PostgreSQL server binaries under /usr/lib/postgresql !!!');
 
+const INTERNAL_API_TOKEN = 'replica-test-internal-token-0123';
+
 /** The lag bound of the server under test: long enough that a paused replica stays `ok` for a few requests. */
 const MAX_LAG_MS = 2000;
 
@@ -44,6 +46,7 @@ describe.runIf(POSTGRES_BIN)('reads on a streaming replica', () => {
       RATE_LIMIT_MAX: '1000000',
       FEED_RATE_LIMIT_MAX: '1000000',
       WEBHOOK_WORKER: 'false',
+      INTERNAL_API_TOKEN,
     });
   });
   afterAll(async () => {
@@ -70,9 +73,10 @@ describe.runIf(POSTGRES_BIN)('reads on a streaming replica', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };
-  /** Index and sequential scans of `data_versions` on one server: every version read is one. */
-  const versionReads = async (client: { query(text: string): Promise<{ rows: Array<{ n: string }> }> }) =>
-    Number((await client.query("SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) AS n FROM pg_stat_user_tables WHERE relname = 'data_versions'")).rows[0]!.n);
+  /** Index and sequential scans of one table on one server: every version read is one of `data_versions`. */
+  const scans = async (client: { query(text: string): Promise<{ rows: Array<{ n: string }> }> }, table: string) =>
+    Number((await client.query(`SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) AS n FROM pg_stat_user_tables WHERE relname = '${table}'`)).rows[0]!.n);
+  const versionReads = (client: { query(text: string): Promise<{ rows: Array<{ n: string }> }> }) => scans(client, 'data_versions');
   const onPrimary = { query: (text: string) => db.query<{ n: string }>(text) };
   const onReplica = { query: (text: string) => onStandby.query<{ n: string }>(text) };
 
@@ -109,6 +113,34 @@ describe.runIf(POSTGRES_BIN)('reads on a streaming replica', () => {
     await flushStatistics(primarySide);
     expect((await versionReads(onReplica)) - standbyBefore).toBeGreaterThanOrEqual(20);
     expect((await versionReads(onPrimary)) - primaryBefore).toBe(0);
+  });
+
+  it('builds the calendar feed and answers internal GraphQL from the replica', async () => {
+    const replicaSide = { query: (text: string) => onStandby.query<{ pid: number }>(text) };
+    const primarySide = { query: (text: string) => db.query<{ pid: number }>(text) };
+    await flushStatistics(replicaSide);
+    await flushStatistics(primarySide);
+    const [standbyBefore, primaryBefore] = [await scans(onReplica, 'sessions'), await scans(onPrimary, 'sessions')];
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const feed = await fetch(`${server.url}${feedPath}`);
+    expect(feed.status).toBe(200);
+    expect(await feed.text()).toContain('BEGIN:VEVENT');
+    const internalUrl = /Internal GraphQL: (http:\/\/\S+)/.exec(server.output())![1]!;
+    const query = 'query Runs($workspaceId: ID!) { workspace(id: $workspaceId) { courseRunsConnection(first: 10) { nodes { id sessionsConnection(first: 5) { nodes { startsAt } } } } } }';
+    for (let i = 0; i < 3; i += 1) {
+      const response = await fetch(internalUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${INTERNAL_API_TOKEN}` },
+        body: JSON.stringify({ query, variables: { workspaceId: ws.workspaceId } }),
+      });
+      const body = (await response.json()) as { data?: { workspace?: { courseRunsConnection: { nodes: unknown[] } } }; errors?: unknown };
+      expect(body.errors).toBeUndefined();
+      expect(body.data?.workspace?.courseRunsConnection.nodes.length).toBeGreaterThan(0);
+    }
+    await flushStatistics(replicaSide);
+    await flushStatistics(primarySide);
+    expect((await scans(onReplica, 'sessions')) - standbyBefore).toBeGreaterThanOrEqual(4);
+    expect((await scans(onPrimary, 'sessions')) - primaryBefore).toBe(0);
   });
 
   it('shows a booking written on the primary in /bookings within a second', async () => {

@@ -46,6 +46,14 @@ describe('configuration', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgresql://db/x', DATABASE_PREPARED_STATEMENTS: 'sometimes' })).toThrow(/DATABASE_PREPARED_STATEMENTS/);
   });
 
+  it('takes read replicas as a comma-separated list beside DATABASE_URL, with a lag bound of a second by default', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgresql://primary/x', DATABASE_REPLICA_URL: 'postgresql://r1/x, postgres://r2/x' });
+    expect(config.DATABASE_REPLICA_URL).toEqual(['postgresql://r1/x', 'postgres://r2/x']);
+    expect(config.DATABASE_REPLICA_MAX_LAG_MS).toBe(1000);
+    expect(() => loadConfig({ DATABASE_REPLICA_URL: 'postgresql://r1/x' })).toThrow(/DATABASE_REPLICA_URL: needs DATABASE_URL/);
+    expect(() => loadConfig({ DATABASE_URL: 'postgresql://primary/x', DATABASE_REPLICA_URL: 'postgresql://r1/x,mysql://r2' })).toThrow(/DATABASE_REPLICA_URL/);
+  });
+
   it('ignores empty values and unrelated variables', () => {
     expect(loadConfig({ PORT: '', UNRELATED: 'x' }).PORT).toBe(3000);
   });
