@@ -75,6 +75,7 @@ export class ReplicaSet {
   #next = 0;
   #timer: NodeJS.Timeout | null = null;
   #checking: Promise<void> | null = null;
+  readonly #inFlight = new Set<Replica>();
   #closed = false;
 
   constructor(options: ReplicaSetOptions) {
@@ -86,9 +87,9 @@ export class ReplicaSet {
     return Math.max(10, Math.min(250, Math.floor(this.#options.maxLagMs / 4)));
   }
 
-  /** Checks once (the start waits for it), then every `intervalMs`. */
+  /** Checks once (the start waits for it, replicas included), then every `intervalMs`. */
   async start(): Promise<void> {
-    await this.check();
+    await this.#round(true);
     this.#timer = setInterval(() => void this.check(), this.intervalMs);
     this.#timer.unref();
   }
@@ -123,13 +124,17 @@ export class ReplicaSet {
     return now - replica.verifiedAt <= this.#options.maxLagMs ? 'ok' : 'lagging';
   }
 
-  /** One round: the primary's position, then every replica's. Rounds never overlap. */
+  /**
+   * One round: the primary's position, then every replica's. Rounds never overlap, and a replica
+   * still answering the previous round (an unreachable host waits for its connection timeout) is
+   * left to it: it ages towards `lagging` while the others are checked on time.
+   */
   check(): Promise<void> {
-    this.#checking ??= this.#round().finally(() => (this.#checking = null));
+    this.#checking ??= this.#round(false).finally(() => (this.#checking = null));
     return this.#checking;
   }
 
-  async #round(): Promise<void> {
+  async #round(waitForReplicas: boolean): Promise<void> {
     const at = Date.now();
     try {
       const row = (await this.#options.primary.query<{ lsn: string }>(PRIMARY_POSITION)).rows[0]!;
@@ -140,7 +145,13 @@ export class ReplicaSet {
     // Samples older than twice the bound can no longer make a replica `ok`.
     const horizon = Date.now() - 2 * this.#options.maxLagMs - this.intervalMs;
     while (this.#samples.length > 1 && this.#samples[0]!.at < horizon) this.#samples.shift();
-    await Promise.all(this.#replicas.map((replica) => this.#checkReplica(replica)));
+    const checks = this.#replicas
+      .filter((replica) => !this.#inFlight.has(replica))
+      .map((replica) => {
+        this.#inFlight.add(replica);
+        return this.#checkReplica(replica).finally(() => this.#inFlight.delete(replica));
+      });
+    if (waitForReplicas) await Promise.all(checks);
   }
 
   async #checkReplica(replica: Replica): Promise<void> {
@@ -175,6 +186,7 @@ export class ReplicaSet {
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
     await this.#checking?.catch(() => {});
+    while (this.#inFlight.size > 0) await new Promise((resolve) => setTimeout(resolve, 10));
     await Promise.all(this.#replicas.map((replica) => replica.db?.close()));
   }
 }
