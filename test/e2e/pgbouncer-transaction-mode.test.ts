@@ -95,6 +95,21 @@ describe.runIf(PGBOUNCER && hasPostgres)('the service behind PgBouncer in transa
     expect(JSON.parse(stdout)).toHaveLength(4);
   });
 
+  it('migrates a new database through DATABASE_DIRECT_URL: admin -- migrate with DATABASE_URL on PgBouncer', async () => {
+    const fresh = `pgb_fresh_${Date.now()}`;
+    await db.query(`CREATE DATABASE ${fresh}`);
+    try {
+      const at = (url: string) => Object.assign(new URL(url), { pathname: `/${fresh}` }).toString();
+      const { stdout } = await run(process.execPath, [...ADMIN_ARGUMENTS, 'migrate', '--json'], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH, DATABASE_URL: at(env.DATABASE_URL!), DATABASE_DIRECT_URL: at(env.DATABASE_DIRECT_URL!) },
+      });
+      expect((JSON.parse(stdout) as { applied: string[] }).applied.length).toBeGreaterThan(5);
+    } finally {
+      await db.query(`DROP DATABASE IF EXISTS ${fresh} WITH (FORCE)`);
+    }
+  });
+
   it('cuts a statement that waits past DB_STATEMENT_TIMEOUT_MS on the server (the role setting) and answers 503, not a hang', async () => {
     const holder = new pg.Client({ connectionString: db.connectionString });
     await holder.connect();
