@@ -5,7 +5,7 @@ import { isDatabaseUnavailable } from '../errors.ts';
 import { acquireLock, publishConnection, readLiveLock, releaseLock } from './embedded-lock.ts';
 import { serveEmbedded, type EmbeddedSocket } from './embedded-socket.ts';
 import { ensurePrivateDirectory, removeGroupAndOtherAccess } from './private-files.ts';
-import { checkServerTimeout, probeServer } from './server-probe.ts';
+import { poolTraits, type PoolTraits } from './server-probe.ts';
 import { StatementNames } from './statement-names.ts';
 
 // timestamptz and timestamp arrive as Date; int8 counts as numbers (they stay far below 2^53).
@@ -103,13 +103,7 @@ const DEFAULT_POOL_SIZE = 10;
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.url) {
-    const probe = await probeServer({ connectionString: options.url, connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000 });
-    if (options.statementTimeoutMs) checkServerTimeout(probe, options.statementTimeoutMs);
-    const preparedStatements = options.preparedStatements ?? 'auto';
-    return wrapPool('postgres', options.url, options, async () => {}, {
-      startupParameters: probe.startupParameters,
-      namedStatements: preparedStatements === 'auto' ? probe.startupParameters : preparedStatements,
-    });
+    return wrapPool('postgres', options.url, options, async () => {}, await poolTraits(options.url, options));
   }
   return openEmbedded(options);
 }
@@ -152,13 +146,6 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   return Object.assign(database, { dumpData: () => opened.dumpDataDir('none') });
 }
 
-/** How the pool talks to its server: what the probe found, and the prepared-statements setting. */
-interface PoolTraits {
-  /** Whether the statement timeout travels in each connection's startup parameters. */
-  startupParameters: boolean;
-  namedStatements: boolean;
-}
-
 // Every connection to the embedded database shares one PGlite session, where two connections'
 // statements of the same name would collide: there statements stay unnamed.
 const EMBEDDED: PoolTraits = { startupParameters: false, namedStatements: false };
@@ -188,7 +175,23 @@ async function wrapPool(
   pool.on('connect', (client) => client.on('error', () => {}));
   const listeners = new Set<QueryListener>();
   let closed = false;
-  const names = traits.namedStatements ? new StatementNames() : null;
+  let names = traits.namedStatements ? new StatementNames() : null;
+  // Unknown while the server could not be reached: no warning about a pooler that may not be there.
+  let pooled = kind === 'postgres' && !traits.startupParameters && !traits.later;
+  let later = traits.later;
+  // New connections are made from the pool's options (pg-pool's `options`, read per connection).
+  pool.on('connect', () => {
+    const ask = later;
+    if (!ask) return;
+    later = undefined;
+    ask()
+      .then((found) => {
+        if (found.startupParameters && options.statementTimeoutMs) pool.options.statement_timeout = options.statementTimeoutMs;
+        if (found.namedStatements) names = new StatementNames();
+        pooled = !found.startupParameters;
+      })
+      .catch(() => (later = ask));
+  });
   const arrayQuery = (text: string, values: readonly unknown[]): pg.QueryArrayConfig => ({
     name: names?.nameOf(text),
     text,
@@ -212,8 +215,12 @@ async function wrapPool(
     kind,
     connectionString,
     directConnectionString: kind === 'postgres' ? (options.directUrl ?? connectionString) : connectionString,
-    namedStatements: traits.namedStatements,
-    pooler: kind === 'postgres' && !traits.startupParameters,
+    get namedStatements() {
+      return names !== null;
+    },
+    get pooler() {
+      return pooled;
+    },
     pool,
     query(text, values) {
       for (const listener of listeners) listener(text);

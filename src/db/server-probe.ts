@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { isDatabaseUnavailable } from '../errors.ts';
 
 /**
  * A statement timeout no one configures, sent in the probe's startup packet only: reading it back
@@ -66,4 +67,38 @@ export function checkServerTimeout(probe: ServerProbe, statementTimeoutMs: numbe
       `${found === 0 ? 'none' : `${found} ms, more than DB_STATEMENT_TIMEOUT_MS`}: run ` +
       `ALTER ROLE <the service's role> SET statement_timeout = ${statementTimeoutMs} on the server (docs/replicas-and-pooling.md)`,
   );
+}
+
+/** How a pool talks to its server: what the probe found, and the prepared-statements setting. */
+export interface PoolTraits {
+  /** Whether the statement timeout travels in each connection's startup parameters. */
+  startupParameters: boolean;
+  namedStatements: boolean;
+  /** The traits to take once a first connection succeeds, when the server was unreachable at start. */
+  later?: () => Promise<PoolTraits>;
+}
+
+/**
+ * Probes the server of `url` and checks its statement timeout (see `checkServerTimeout`). When it
+ * cannot be reached the service still starts (and answers 503 until it returns): until a first
+ * connection succeeds the pool assumes a pooler, whose connections need neither startup
+ * parameters nor statement names, and asks again then (`later`).
+ */
+export async function poolTraits(
+  url: string,
+  options: { connectionTimeoutMs?: number | undefined; statementTimeoutMs?: number | undefined; preparedStatements?: boolean | 'auto' | undefined },
+): Promise<PoolTraits> {
+  const config = { connectionString: url, connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000 };
+  const traitsOf = (probe: Pick<ServerProbe, 'startupParameters'>): PoolTraits => ({
+    startupParameters: probe.startupParameters,
+    namedStatements: (options.preparedStatements ?? 'auto') === 'auto' ? probe.startupParameters : options.preparedStatements === true,
+  });
+  try {
+    const probe = await probeServer(config);
+    if (options.statementTimeoutMs) checkServerTimeout(probe, options.statementTimeoutMs);
+    return traitsOf(probe);
+  } catch (error) {
+    if (!isDatabaseUnavailable(error)) throw error;
+    return { ...traitsOf({ startupParameters: false }), later: () => probeServer(config).then(traitsOf) };
+  }
 }
