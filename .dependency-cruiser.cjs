@@ -2,7 +2,8 @@
  * The layers of the service, checked by `npm run lint:layers` (part of `npm test`). Each layer may
  * import the layers below it, never one above (docs/architecture.md):
  *
- *   src/main.ts, src/server.ts, src/listeners.ts    composition root
+ *   src/main.ts, src/server.ts, src/listeners.ts,    composition root
+ *   src/build-embedded-template.ts
  *   rest/, src/cli/, src/internal-api/              ways in
  *   src/{auth,calendar,webhooks,workspaces,…}/      features and their stores
  *   src/graphql/                                    schema, fixed operations, in-process execution
@@ -13,7 +14,7 @@
 const GROUND = '^src/(config|errors|flights|http-answers|input-error|logger|package-root)\\.ts$|^src/contract/';
 const FEATURES = '^src/(auth|calendar|webhooks|workspaces|fixtures|demo|rate-limit|observability)/';
 const WAYS_IN = '^(rest/|src/cli/|src/internal-api/)';
-const ROOT = '^src/(main|server|listeners)\\.ts$';
+const ROOT = '^src/(main|server|listeners|build-embedded-template)\\.ts$';
 
 module.exports = {
   forbidden: [

@@ -20,7 +20,11 @@ export default defineConfig({
     projects: [
       // The test files of a worker share its loaded modules: loading the service anew for every file
       // cost about 3 s of CPU each. Every test builds its own server, database and state.
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false } },
+      // Unit tests open no connection of any kind (test/support/no-connections.ts refuses them).
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], setupFiles: ['test/support/no-connections.ts'], isolate: false },
+      },
       {
         extends: true,
         test: {

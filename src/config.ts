@@ -62,6 +62,10 @@ const days = z.coerce.number().positive().finite();
 /** The response cache's bound: 64 MiB of answers (README: Configuration; docs/benchmarks.md measures it). */
 export const DEFAULT_RESPONSE_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 
+/** The OTLP transports the trace exporter speaks (docs/tracing.md). */
+const otlpProtocol = z.enum(['http/protobuf', 'http/json', 'grpc']);
+const otlpEndpoint = z.string().regex(/^https?:\/\//, 'must be an http:// or https:// URL');
+
 /** Every environment variable the service reads, with its default (README: Configuration). */
 export const configSchema = z
   .object({
@@ -120,6 +124,13 @@ export const configSchema = z
     WEBHOOK_SECRET_KEY: encryptionKeys.optional(),
     WEBHOOK_BODY_RETENTION_DAYS: days.default(30),
     WEBHOOK_DISABLE_AFTER_DAYS: days.default(5),
+    // Read again by the OpenTelemetry SDK itself, with the other OTEL_* variables (docs/tracing.md);
+    // checked here so that a mistyped value stops the start instead of silently exporting nothing.
+    OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint.optional(),
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: otlpEndpoint.optional(),
+    OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.optional(),
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+    OTEL_SDK_DISABLED: bool.default(false),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   });
 
@@ -168,4 +179,16 @@ export function wantsDemo(config: Config): boolean {
 /** `DATABASE_PREPARED_STATEMENTS` as the database layer takes it. */
 export function preparedStatementsSetting(config: Config): boolean | 'auto' {
   return config.DATABASE_PREPARED_STATEMENTS === 'auto' ? 'auto' : config.DATABASE_PREPARED_STATEMENTS === 'true';
+}
+
+export type OtlpProtocol = z.infer<typeof otlpProtocol>;
+
+/**
+ * The protocol traces are exported with, or null when tracing is off: traces are exported only
+ * when an OTLP endpoint is configured (the general one or the one for traces) and
+ * OTEL_SDK_DISABLED is not true.
+ */
+export function tracesProtocol(config: Config): OtlpProtocol | null {
+  if (config.OTEL_SDK_DISABLED || (!config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT && !config.OTEL_EXPORTER_OTLP_ENDPOINT)) return null;
+  return config.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? config.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
 }

@@ -1,7 +1,8 @@
 import { ConfigError, loadConfig, wantsDemo } from './config.ts';
-import { ensureDatabaseDemo, ensureEmbeddedDemo, type DemoKeys } from './demo/demo.ts';
+import type { DemoKeys } from './demo/demo.ts';
 import { createLogger } from './logger.ts';
-import { startServer, type RunningServer } from './server.ts';
+import { startTracing, type Tracing } from './observability/tracing.ts';
+import type { RunningServer } from './server.ts';
 
 function banner(publicUrl: string, internalUrl: string | null, demo: DemoKeys | null): string {
   const lines = [
@@ -38,6 +39,10 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger(config.LOG_LEVEL);
+  // Before the service's modules are imported: the instrumentations patch them as they load.
+  const tracing: Tracing | null = await startTracing(config);
+  const { startServer } = await import('./server.ts');
+  const { ensureDatabaseDemo, ensureEmbeddedDemo } = await import('./demo/demo.ts');
   // Signals are handled from the first moment: a SIGTERM that arrives while the server is still
   // starting (or just after it printed its banner) must still end in a clean shutdown.
   let server: RunningServer | null = null;
@@ -58,6 +63,8 @@ async function main(): Promise<void> {
       if (signal === 'SIGTERM' && config.SHUTDOWN_DRAIN_MS > 0) await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_MS));
       await server.close();
     }
+    // The spans of the last requests are still buffered.
+    await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'exporting the last spans failed'));
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -4,6 +4,7 @@ import { Authenticator } from './auth/authenticator.ts';
 import { IssuedCredentials } from './auth/issued-credentials.ts';
 import { preparedStatementsSetting, type Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
+import { copyEmbeddedTemplate, personaliseTemplateCopy } from './db/embedded-template.ts';
 import { migrate } from './db/migrate.ts';
 import { ReplicaSet } from './db/replicas.ts';
 import { createRegistry } from './db/resources.ts';
@@ -50,6 +51,7 @@ export interface RunningServer {
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { config, logger } = options;
   const ownsDb = !options.db;
+  const template = ownsDb && !config.DATABASE_URL && (await copyEmbeddedTemplate(config.DATA_DIR));
   const db =
     options.db ??
     (await openDatabase({
@@ -65,6 +67,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   try {
     // Closed last, and on a failed start too, when this start opened it.
     if (ownsDb) closers.push(() => db.close());
+    if (template) await personaliseTemplateCopy(db);
     if (db.pooler && db.directConnectionString === db.connectionString) {
       logger.warn('DATABASE_URL leads to a connection pooler and DATABASE_DIRECT_URL is not set: migrations and the webhook worker need session features (advisory locks, LISTEN) a pooler in transaction mode does not keep');
     }

@@ -14,7 +14,7 @@ import type { FailureGuard } from '../../src/rate-limit/failure-guard.ts';
 import type { ResponseCache } from '../../src/graphql/response-cache.ts';
 import { packagePath } from '../../src/package-root.ts';
 import type { RateLimiters } from '../../src/rate-limit/limiters.ts';
-import { allowReadOnly } from '../middleware/method-guard.ts';
+import { allowReadOnly } from '../checks/read-only.ts';
 
 export interface CalendarFeedDependencies extends OperationRuntime {
   /** The primary: feed tokens are looked up there, so that a revoked one is refused at once. */
@@ -44,15 +44,6 @@ const etagOfVersion = (workspaceId: string, dataVersion: DataVersion) => strongE
 /** A workspace without a data version gets the ETag of the bytes themselves, built every time. */
 const etagOfBody = (body: readonly Buffer[]) => strongEtag(['calendar body\n', ...body]);
 
-/** RFC 9110 13.1.2: weak comparison, a list of tags, or `*`. */
-function matchesEtag(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  return header.split(',').some((candidate) => {
-    const tag = candidate.trim();
-    return tag === '*' || tag.replace(/^W\//, '') === etag;
-  });
-}
-
 /**
  * `/api/calendar/v1/{token}.ics`: the sessions /courses lists, as RFC 5545. Unknown, malformed
  * and revoked tokens all get the same 404, saying nothing about why (docs/contract-rules.md,
@@ -80,12 +71,13 @@ export function calendarFeedRouter(deps: CalendarFeedDependencies): Router {
     // The version was read in the token's own statement, sent after this request arrived: it
     // counts every change committed before the request.
     const dataVersion = feed.dataVersion;
-    // Sets the feed's validator; true when the client holds it already.
+    // Sets the feed's validator; true when the client holds it already (express compares it with
+    // If-None-Match: weak comparison, lists and `*`, as RFC 9110 13.1.2 asks).
     const unchanged = (etag: string) => {
       res.set('ETag', etag);
       // Calendar clients may keep the feed but must revalidate it: If-None-Match makes that cheap.
       res.set('Cache-Control', 'private, no-cache');
-      return matchesEtag(req.get('if-none-match'), etag);
+      return req.fresh;
     };
     if (dataVersion !== null && unchanged(etagOfVersion(feed.workspaceId, dataVersion))) {
       res.status(304).end();

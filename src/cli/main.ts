@@ -1,6 +1,5 @@
 import { ConfigError, loadConfig, preparedStatementsSetting } from '../config.ts';
-import { openDatabase } from '../db/database.ts';
-import { runCli } from './run-cli.ts';
+import { startTracing } from '../observability/tracing.ts';
 
 let config;
 try {
@@ -9,6 +8,11 @@ try {
   process.stderr.write(`error: ${error instanceof ConfigError ? error.message : String(error)}\n`);
   process.exit(2);
 }
+
+// Before the commands' modules are imported: the instrumentations patch them as they load.
+const tracing = await startTracing(config);
+const { openDatabase } = await import('../db/database.ts');
+const { runCli } = await import('./run-cli.ts');
 
 const code = await runCli(process.argv.slice(2), {
   stdout: process.stdout,
@@ -26,3 +30,4 @@ const code = await runCli(process.argv.slice(2), {
     }),
 });
 process.exitCode = code;
+await tracing?.shutdown().catch((error: unknown) => process.stderr.write(`warning: exporting the last spans failed: ${String(error)}\n`));

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { isInputError } from '../input-error.ts';
+import { isEndpointDisabledError } from '../webhooks/endpoint-store.ts';
 import { registerFeedCommands } from './commands/feeds.ts';
 import { registerImportCommands } from './commands/import.ts';
 import { registerInternalTokenCommands } from './commands/internal-tokens.ts';
@@ -39,7 +40,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       if (error.exitCode === 0 || error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
       return 2;
     }
-    io.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr.write(`error: ${messageOf(error)}\n`);
     // An unexpected failure (not refused input) shows its stack when the log level asks for detail.
     const detailed = io.config.LOG_LEVEL === 'debug' || io.config.LOG_LEVEL === 'trace';
     if (!isInputError(error) && detailed && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
@@ -47,6 +48,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } finally {
     await ctx.close();
   }
+}
+
+/** What the operator reads of a failure: the error's message, with the command that helps where there is one. */
+function messageOf(error: unknown): string {
+  if (isEndpointDisabledError(error)) return `${error.message} (webhook enable --endpoint ${error.endpointId})`;
+  return error instanceof Error ? error.message : String(error);
 }
 
 function applyExitOverride(command: Command, io: CliIo): void {

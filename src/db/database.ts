@@ -115,8 +115,8 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
     await ensurePrivateDirectory(dataDir);
     const holder = await readLiveLock(dataDir);
     if (holder?.connectionString) {
-      // Another process (the server) has these files open: use its socket, with the password it
-      // left in the lock file (which only this user can read).
+      // Another process (the server) has these files open: use its socket, whose directory it
+      // left in the lock file (the socket's directory lets only this user in).
       return wrapPool('embedded', holder.connectionString, { ...options, poolSize: 2 }, async () => {}, EMBEDDED);
     }
     await acquireLock(dataDir);

@@ -3,13 +3,13 @@ import { join } from 'node:path';
 
 /**
  * PGlite is one process's database: its files must never be opened twice. The process that opens
- * them holds `DATA_DIR/lock` (its pid and, for a server, the address and password of its socket),
+ * them holds `DATA_DIR/lock` (its pid and, for a server, the address of its socket),
  * so that another process (an `admin` command while `npm start` runs) connects through that
  * socket instead. The file is readable by the service's user alone (mode 0600).
  */
 export interface EmbeddedLockInfo {
   pid: number;
-  /** How to reach a serving process's database (socket and password), when it offers it to others. */
+  /** How to reach a serving process's database (its socket's directory), when it offers it to others. */
   connectionString?: string;
 }
 

@@ -5,7 +5,7 @@ import type { Database } from '../db/database.ts';
 import { importFixture } from '../fixtures/import-fixture.ts';
 import { packagePath } from '../package-root.ts';
 import { findManagerEmail } from '../workspaces/member-store.ts';
-import { findWorkspaceWithKeyNamed, workspaceExists } from '../workspaces/workspace-store.ts';
+import { findKeylessWorkspaceNamed, findWorkspaceWithKeyNamed, workspaceExists } from '../workspaces/workspace-store.ts';
 
 export const DEMO_FIXTURE_PATH = packagePath('src', 'demo', 'demo-fixture.json');
 
@@ -58,7 +58,9 @@ export async function ensureEmbeddedDemo(db: Database, dataDir: string): Promise
     await writeFile(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
     return keys;
   }
-  const { workspaceId } = await importDemo(db);
+  // A data directory started from the build's template holds the demo already, without keys.
+  const fixture = (await loadDemoFixture()) as { workspace: { name: string } };
+  const workspaceId = (await findKeylessWorkspaceNamed(db, fixture.workspace.name)) ?? (await importDemo(db)).workspaceId;
   const keys = await issueKeys(db, workspaceId);
   await writeFile(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
   return keys;

@@ -1,3 +1,4 @@
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ExecutionResult } from 'graphql';
 import type { Database, Queryable } from '../db/database.ts';
 import type { ResourceRegistry } from '../db/resource-registry.ts';
@@ -32,6 +33,12 @@ export function requestContext(runtime: { registry: ResourceRegistry; db: Querya
 }
 
 /**
+ * Compiled operations run outside graphql-js's `execute`, where the GraphQL instrumentation would
+ * see them: their span is opened here. Without a tracing SDK these are the API's no-op spans.
+ */
+const tracer = trace.getTracer('course-booking-public-api/graphql');
+
+/**
  * Runs a pre-compiled operation in-process: one pooled connection for all its statements, fresh
  * per-request loaders primed with the known rows. The first error becomes a client-safe error
  * from the catalogue (unknown ones are masked as internal_error).
@@ -42,10 +49,22 @@ export async function executeOperation<Name extends OperationName>(
   variables: Record<string, unknown>,
   known: KnownRows = {},
 ): Promise<OperationResults[Name]> {
-  const result: ExecutionResult = await runtime.db.withConnection((connection) => {
-    const context = requestContext({ registry: runtime.registry, db: connection });
-    for (const [resource, row] of Object.entries(known)) if (row) context.loaders.prime(resource, row);
-    return operation.execute(variables, context);
+  // Its attributes name the operation; its variables (a workspace id, a booking id) are never recorded.
+  const result: ExecutionResult = await tracer.startActiveSpan(operation.title, { attributes: operation.traceAttributes }, async (span) => {
+    try {
+      const executed = await runtime.db.withConnection((connection) => {
+        const context = requestContext({ registry: runtime.registry, db: connection });
+        for (const [resource, row] of Object.entries(known)) if (row) context.loaders.prime(resource, row);
+        return operation.execute(variables, context);
+      });
+      if (executed.errors?.length) span.setStatus({ code: SpanStatusCode.ERROR });
+      return executed;
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.end();
+    }
   });
   if (result.errors && result.errors.length > 0) {
     const first = result.errors[0]!;

@@ -1,5 +1,5 @@
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import { parse, validate, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { getOperationAST, parse, validate, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { GraphQLContext } from './schema.ts';
 
 /** A booking as the public API shows it; participant data only when `$withParticipant` is true. */
@@ -106,6 +106,10 @@ export interface OperationResults {
 
 export interface CompiledOperation<Name extends OperationName = OperationName> {
   readonly name: Name;
+  /** `query PublicCourses`: the name of its trace span. */
+  readonly title: string;
+  /** The span's attributes, the operation's type and name as its document gives them. */
+  readonly traceAttributes: Readonly<Record<'graphql.operation.type' | 'graphql.operation.name', string>>;
   execute(variables: Record<string, unknown>, context: GraphQLContext): Promise<ExecutionResult>;
 }
 
@@ -128,8 +132,13 @@ function compileOperation<Name extends OperationName>(schema: GraphQLSchema, nam
     throw new Error(`Operation ${name} does not compile: ${query.errors?.map((e) => e.message).join('; ')}`);
   }
   const compiledQuery: CompiledQuery = query;
+  const definition = getOperationAST(document);
+  const operationType = definition?.operation ?? 'query';
+  const operationName = definition?.name?.value ?? name;
   return {
     name,
+    title: `${operationType} ${operationName}`,
+    traceAttributes: { 'graphql.operation.type': operationType, 'graphql.operation.name': operationName },
     async execute(variables, context) {
       return compiledQuery.query(undefined, context, variables) as Promise<ExecutionResult> | ExecutionResult;
     },

@@ -17,6 +17,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { auditRecordOf, useAuditPlugin, useAuditTrail, type AuditRecord } from './audit-trail.ts';
 import { DOCUMENT_LIMITS, documentLimits } from './document-limits.ts';
+import { explorerRouter } from './explorer-page.ts';
 import { answerErrors, notFound, sendListenerError } from './listener-errors.ts';
 import { metricsRouter } from './metrics-route.ts';
 
@@ -109,6 +110,7 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
   const apollo = new ApolloServer<InternalContext>({
     schema: options.schema,
     ...limits,
+    // The explorer is ours (explorer-page.ts): Apollo's landing page would load its code from a CDN.
     plugins: [...limits.plugins, useAuditPlugin(options.schema, options.registry), ApolloServerPluginLandingPageDisabled()],
     formatError: (formatted, error) => {
       const masked = withoutSyntaxPrefix(maskError(formatted, error));
@@ -131,6 +133,8 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
   const app = express();
   app.disable('x-powered-by');
   app.use(metricsRouter(options.metrics, [options.token, options.metricsToken]));
+  // Before the token check: the page and its assets hold no data; the queries it sends carry the token.
+  app.use(explorerRouter());
   app.use(
     '/graphql',
     useAuditTrail(logger),

@@ -1,3 +1,4 @@
+import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { Webhook } from 'standardwebhooks';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
@@ -65,6 +66,35 @@ export function signedHeaders(secrets: readonly string[], eventId: string, at: D
   };
 }
 
+/** Without a tracing SDK these are the API's no-op spans. */
+const tracer = trace.getTracer('course-booking-public-api/webhooks');
+
+/**
+ * A delivery job or a manual redelivery runs in a span of its own, the parent of its statements and
+ * of the POST to the receiver. Its attributes are ids and the outcome, never the URL or the body.
+ */
+function traced<T>(name: string, deliveryId: string, work: (span: Span) => Promise<T>): Promise<T> {
+  return tracer.startActiveSpan(name, { kind: SpanKind.CONSUMER, attributes: { 'webhook.delivery.id': deliveryId } }, async (span) => {
+    try {
+      return await work(span);
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+function recordOutcome(span: Span, delivery: ClaimedDelivery, outcome: AttemptOutcome): void {
+  span.setAttributes({ 'webhook.event.id': delivery.eventId, 'webhook.endpoint.id': delivery.endpointId, 'webhook.ok': outcome.ok });
+  if (outcome.httpStatus !== null) span.setAttribute('http.response.status_code', outcome.httpStatus);
+  if (outcome.error !== null) {
+    span.setAttribute('error.type', outcome.error);
+    span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+}
+
 /** One attempt of one delivery: lease, body, signature, POST, log. */
 export class Deliverer {
   readonly #options: DelivererOptions;
@@ -79,7 +109,11 @@ export class Deliverer {
   }
 
   /** A scheduled attempt (the job of `webhook_deliver`). */
-  async runScheduled(deliveryId: string, signal?: AbortSignal): Promise<void> {
+  runScheduled(deliveryId: string, signal?: AbortSignal): Promise<void> {
+    return traced('webhook_deliver process', deliveryId, (span) => this.#runScheduled(deliveryId, span, signal));
+  }
+
+  async #runScheduled(deliveryId: string, span: Span, signal?: AbortSignal): Promise<void> {
     const { db } = this.#options;
     const delivery = await claimDelivery(db, deliveryId, this.#leaseMs, false);
     if (!delivery) {
@@ -90,6 +124,9 @@ export class Deliverer {
     const attempt = await this.#attempt(delivery, signal);
     if (!attempt) return;
     const recorded = await recordScheduledAttempt(db, delivery, attempt.body, attempt.startedAt, attempt.outcome, this.#options.retryDelaysMs);
+    recordOutcome(span, delivery, attempt.outcome);
+    span.setAttribute('webhook.delivery.state', recorded.state);
+    if (recorded.number !== null) span.setAttribute('webhook.attempt', recorded.number);
     if (recorded.nextAttemptInMs !== null) this.#options.onScheduled?.(recorded.nextAttemptInMs);
     this.#options.onAttempt?.(attempt.outcome);
     this.#options.logger.info(
@@ -115,13 +152,18 @@ export class Deliverer {
   }
 
   /** A manual redelivery, outside the 8; null when another attempt is under way or the endpoint is removed. */
-  async runManual(deliveryId: string): Promise<ManualResult | null> {
+  runManual(deliveryId: string): Promise<ManualResult | null> {
+    return traced('webhook_redeliver process', deliveryId, (span) => this.#runManual(deliveryId, span));
+  }
+
+  async #runManual(deliveryId: string, span: Span): Promise<ManualResult | null> {
     const { db } = this.#options;
     const delivery = await claimDelivery(db, deliveryId, this.#leaseMs, true);
     if (!delivery) return null;
     const attempt = await this.#attempt(delivery);
     if (!attempt) return { deliveryId, ok: false, httpStatus: null, error: 'booking_gone', durationMs: 0 };
     await recordManualAttempt(db, delivery, attempt.body, attempt.startedAt, attempt.outcome);
+    recordOutcome(span, delivery, attempt.outcome);
     this.#options.onAttempt?.(attempt.outcome);
     return { deliveryId, ok: attempt.outcome.ok, httpStatus: attempt.outcome.httpStatus, error: attempt.outcome.error, durationMs: attempt.outcome.durationMs };
   }

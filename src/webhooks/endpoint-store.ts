@@ -1,11 +1,22 @@
 import { requireManager } from '../workspaces/member-store.ts';
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import { InputError } from '../input-error.ts';
 import { generateWebhookSecret } from '../auth/secret-format.ts';
 import { newId } from '../db/ids.ts';
 import { DELIVER_TASK } from './delivery-store.ts';
 import type { SecretBox } from './secret-box.ts';
 import { parseTargetUrl } from './target-guard.ts';
+
+/** An operation that needs the endpoint enabled first. */
+export class EndpointDisabledError extends InputError {
+  constructor(readonly endpointId: string) {
+    super(`Webhook endpoint ${endpointId} is disabled; enable it first`);
+  }
+}
+
+export function isEndpointDisabledError(error: unknown): error is EndpointDisabledError {
+  return error instanceof EndpointDisabledError;
+}
 
 export interface IssuedEndpoint {
   id: string;
@@ -68,10 +79,14 @@ export async function listEndpoints(db: Database, workspaceId: string): Promise<
   }));
 }
 
-/** An endpoint that exists and has not been removed; refused with a clear message otherwise. */
-async function requireEndpoint(db: Database, id: string): Promise<{ disabled: boolean; secretCiphertext: Buffer }> {
+/**
+ * An endpoint that exists and has not been removed; refused with a clear message otherwise. Its
+ * row stays locked until the end of the transaction `db` runs, so that what is decided from it
+ * still holds when the change is written.
+ */
+async function requireEndpoint(db: Queryable, id: string): Promise<{ disabled: boolean; secretCiphertext: Buffer }> {
   const found = await db.query<{ removed_at: Date | null; disabled_at: Date | null; secret_ciphertext: Buffer }>(
-    'SELECT removed_at, disabled_at, secret_ciphertext FROM webhook_endpoints WHERE id = $1',
+    'SELECT removed_at, disabled_at, secret_ciphertext FROM webhook_endpoints WHERE id = $1 FOR UPDATE',
     [id],
   );
   const row = found.rows[0];
@@ -95,21 +110,22 @@ export interface RotatedSecret {
  * overlap: only the secret in use until now is kept as the previous one.
  */
 export async function rotateSecret(db: Database, box: SecretBox, id: string, overlapMs: number): Promise<RotatedSecret> {
-  const current = await requireEndpoint(db, id);
-  // Refused before anything changes when the current secret cannot be opened: it would be unusable as the previous one.
-  box.open(current.secretCiphertext, id);
-  const secret = generateWebhookSecret();
-  const rotated = await db.query<{ until: Date | null }>(
-    `UPDATE webhook_endpoints
-        SET previous_secret_ciphertext = CASE WHEN $3::bigint > 0 THEN secret_ciphertext END,
-            previous_secret_expires_at = CASE WHEN $3::bigint > 0 THEN now() + $3::bigint * interval '1 millisecond' END,
-            secret_ciphertext = $2
-      WHERE id = $1 AND removed_at IS NULL AND secret_ciphertext = $4
-      RETURNING previous_secret_expires_at AS until`,
-    [id, box.seal(secret, id), overlapMs, current.secretCiphertext],
-  );
-  if (rotated.rowCount === 0) throw new InputError(`The secret of webhook endpoint ${id} changed meanwhile; try again`);
-  return { id, secret, previousSecretUntil: rotated.rows[0]!.until?.toISOString() ?? null };
+  return db.transaction(async (tx) => {
+    const current = await requireEndpoint(tx, id);
+    // Refused before anything changes when the current secret cannot be opened: it would be unusable as the previous one.
+    box.open(current.secretCiphertext, id);
+    const secret = generateWebhookSecret();
+    const rotated = await tx.query<{ until: Date | null }>(
+      `UPDATE webhook_endpoints
+          SET previous_secret_ciphertext = CASE WHEN $3::bigint > 0 THEN secret_ciphertext END,
+              previous_secret_expires_at = CASE WHEN $3::bigint > 0 THEN now() + $3::bigint * interval '1 millisecond' END,
+              secret_ciphertext = $2
+        WHERE id = $1
+        RETURNING previous_secret_expires_at AS until`,
+      [id, box.seal(secret, id), overlapMs],
+    );
+    return { id, secret, previousSecretUntil: rotated.rows[0]!.until?.toISOString() ?? null };
+  });
 }
 
 /**
@@ -117,8 +133,8 @@ export async function rotateSecret(db: Database, box: SecretBox, id: string, ove
  * still pending when it was disabled resume their schedule (those due meanwhile go at once).
  */
 export async function enableEndpoint(db: Database, id: string): Promise<{ id: string; state: 'active'; resumed: number }> {
-  await requireEndpoint(db, id);
   return db.transaction(async (tx) => {
+    await requireEndpoint(tx, id);
     await tx.query('UPDATE webhook_endpoints SET disabled_at = NULL WHERE id = $1', [id]);
     const resumed = await tx.query(
       `SELECT graphile_worker.add_job($2, json_build_object('deliveryId', d.id), run_at => greatest(d.next_attempt_at, now()), job_key => d.id)
@@ -143,9 +159,9 @@ export interface RecoveryResult {
  * stored body is sent again when it is still kept; an erased one is built afresh from the booking.
  */
 export async function recoverDeliveries(db: Database, endpointId: string, since: Date): Promise<RecoveryResult> {
-  const endpoint = await requireEndpoint(db, endpointId);
-  if (endpoint.disabled) throw new InputError(`Webhook endpoint ${endpointId} is disabled; enable it first (webhook enable --endpoint ${endpointId})`);
   return db.transaction(async (tx) => {
+    const endpoint = await requireEndpoint(tx, endpointId);
+    if (endpoint.disabled) throw new EndpointDisabledError(endpointId);
     const recovered = await tx.query<{ id: string }>(
       `WITH failed AS (
          SELECT d.id FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
@@ -185,101 +201,4 @@ export async function removeEndpoint(db: Database, id: string): Promise<{ id: st
     );
     return { id, state: 'removed' as const };
   });
-}
-
-export interface AttemptLogEntry {
-  /** 1, and one more for each `webhook recover` of the delivery. */
-  series: number;
-  number: number | null;
-  manual: boolean;
-  startedAt: string;
-  durationMs: number;
-  httpStatus: number | null;
-  error: string | null;
-  nextAttemptAt: string | null;
-}
-
-export interface DeliverySummary {
-  id: string;
-  eventId: string;
-  state: 'pending' | 'succeeded' | 'failed' | 'cancelled';
-  attempts: number;
-  series: number;
-  nextAttemptAt: string | null;
-  /** When the stored body was erased (WEBHOOK_BODY_RETENTION_DAYS after the final state); null while kept. */
-  bodyErasedAt: string | null;
-  log: AttemptLogEntry[];
-}
-
-/** The delivery log of an endpoint: its newest 100 deliveries (or one event's), each with every attempt. */
-export async function listDeliveries(db: Database, endpointId: string, eventId?: string): Promise<DeliverySummary[]> {
-  const endpoint = await db.query('SELECT 1 FROM webhook_endpoints WHERE id = $1', [endpointId]);
-  if (endpoint.rowCount === 0) throw new InputError(`No webhook endpoint with id ${JSON.stringify(endpointId)}`);
-  const deliveries = await db.query<{
-    id: string;
-    event_id: string;
-    state: DeliverySummary['state'];
-    attempts: number;
-    series: number;
-    next_attempt_at: Date | null;
-    body_erased_at: Date | null;
-  }>(
-    `SELECT id, event_id, state, attempts, series, next_attempt_at, body_erased_at FROM webhook_deliveries
-      WHERE endpoint_id = $1 AND ($2::text IS NULL OR event_id = $2)
-      ORDER BY created_at DESC, id DESC LIMIT 100`,
-    [endpointId, eventId ?? null],
-  );
-  if (eventId && deliveries.rowCount === 0) throw new InputError(`Event ${eventId} has no delivery to endpoint ${endpointId}`);
-  const attempts = await db.query<{
-    delivery_id: string;
-    series: number;
-    number: number | null;
-    manual: boolean;
-    started_at: Date;
-    duration_ms: number;
-    http_status: number | null;
-    error: string | null;
-    next_attempt_at: Date | null;
-  }>(
-    `SELECT delivery_id, series, number, manual, started_at, duration_ms, http_status, error, next_attempt_at
-       FROM webhook_attempts WHERE delivery_id = ANY($1) ORDER BY started_at, id`,
-    [deliveries.rows.map((row) => row.id)],
-  );
-  return deliveries.rows.map((row) => ({
-    id: row.id,
-    eventId: row.event_id,
-    state: row.state,
-    attempts: row.attempts,
-    series: row.series,
-    nextAttemptAt: row.state === 'pending' ? (row.next_attempt_at?.toISOString() ?? null) : null,
-    bodyErasedAt: row.body_erased_at?.toISOString() ?? null,
-    log: attempts.rows
-      .filter((attempt) => attempt.delivery_id === row.id)
-      .map((attempt) => ({
-        series: attempt.series,
-        number: attempt.number,
-        manual: attempt.manual,
-        startedAt: attempt.started_at.toISOString(),
-        durationMs: attempt.duration_ms,
-        httpStatus: attempt.http_status,
-        error: attempt.error,
-        nextAttemptAt: attempt.next_attempt_at?.toISOString() ?? null,
-      })),
-  }));
-}
-
-/** The delivery of an event to an endpoint, for a manual redelivery. */
-export async function findDelivery(db: Database, eventId: string, endpointId: string): Promise<string> {
-  const found = await db.query<{ id: string; removed: boolean; disabled: boolean }>(
-    `SELECT d.id, e.removed_at IS NOT NULL AS removed, e.disabled_at IS NOT NULL AS disabled FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-      WHERE d.event_id = $1 AND d.endpoint_id = $2`,
-    [eventId, endpointId],
-  );
-  const delivery = found.rows[0];
-  if (!delivery) {
-    throw new InputError(`Event ${JSON.stringify(eventId)} has no delivery to endpoint ${JSON.stringify(endpointId)} (events go only to endpoints registered when they were recorded)`);
-  }
-  if (delivery.removed) throw new InputError(`Webhook endpoint ${endpointId} has been removed`);
-  if (delivery.disabled) throw new InputError(`Webhook endpoint ${endpointId} is disabled; enable it first (webhook enable --endpoint ${endpointId})`);
-  return delivery.id;
 }

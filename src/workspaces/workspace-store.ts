@@ -16,6 +16,17 @@ export async function assertWorkspaceExists(db: Queryable, workspaceId: string):
 }
 
 /** The oldest workspace of this name that has an API key of the given name, or null. */
+/** The oldest workspace of that name that has never had an API key (the embedded template's demo). */
+export async function findKeylessWorkspaceNamed(db: Queryable, workspaceName: string): Promise<string | null> {
+  const found = await db.query<{ id: string }>(
+    `SELECT w.id FROM workspaces w WHERE w.name = $1
+       AND NOT EXISTS (SELECT 1 FROM api_keys k WHERE k.workspace_id = w.id)
+     ORDER BY w.created_at LIMIT 1`,
+    [workspaceName],
+  );
+  return found.rows[0]?.id ?? null;
+}
+
 export async function findWorkspaceWithKeyNamed(db: Queryable, workspaceName: string, keyName: string): Promise<string | null> {
   const found = await db.query<{ id: string }>(
     `SELECT w.id FROM workspaces w WHERE w.name = $1

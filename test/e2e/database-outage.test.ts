@@ -1,13 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { POSTGRES_BIN, ThrowawayCluster } from '../support/throwaway-cluster.ts';
+import { describeWhere } from '../support/variants.ts';
 
-if (!POSTGRES_BIN) console.warn('database outage test not run: no PostgreSQL server binaries under /usr/lib/postgresql');
-
-describe.runIf(POSTGRES_BIN)('PostgreSQL stopped and started under load', () => {
+describeWhere(POSTGRES_BIN ? null : 'no PostgreSQL server binaries under /usr/lib/postgresql', 'PostgreSQL stopped and started under load', () => {
   let cluster: ThrowawayCluster;
   let server: ServerProcess;
   let ws: SeededWorkspace;

@@ -3,21 +3,18 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { errorCodes } from '../../src/errors.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
+import { describeWhere } from '../support/variants.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 const SCREENSHOT = new URL('../../test-results/docs-page.png', import.meta.url);
 
-if (!hasChromium) {
-  console.warn(`docs page browser test not run: no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run installs it)`);
-}
-
-describe.runIf(hasChromium)('the API reference page in headless Chromium', () => {
+describeWhere(hasChromium ? null : `no Chromium at ${CHROMIUM}: apt-get install chromium (.ci/run installs it)`, 'the API reference page in headless Chromium', () => {
   let db: Database;
   let api: TestApi;
   let userDataDir: string;

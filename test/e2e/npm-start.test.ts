@@ -118,6 +118,32 @@ describe('npm start on a fresh data directory', () => {
     expect(await stop(second.child)).toBe(0);
   });
 
+  it('a first start copies the cluster the build prepared, and two data directories started from it share no secret: a key of one is refused by the other with no statement', async () => {
+    const token = 'template-test-internal-token-0123456789';
+    const dirs = [await mkdtemp(join(tmpdir(), 'start-a-')), await mkdtemp(join(tmpdir(), 'start-b-'))];
+    const servers = await Promise.all(dirs.map((dir) => start({ DATA_DIR: dir, PORT: '0', INTERNAL_PORT: '0', INTERNAL_API_TOKEN: token, LOG_LEVEL: 'warn' })));
+    try {
+      const [a, b] = servers.map((server) => server.output()) as [string, string];
+      // Copied, not imported anew: the demo workspace's generated ids are the template's.
+      expect(/Demo workspace (\S+)/.exec(a)![1]).toBe(/Demo workspace (\S+)/.exec(b)![1]);
+      const keyOf = (banner: string) => /Key with every scope:\s+(svc_api_\w+)/.exec(banner)![1]!;
+      const urlOf = (banner: string) => /on (http:\S+)/.exec(banner)![1]!;
+      const statementsOfB = async () => {
+        const metrics = await (await fetch(`${/Internal GraphQL: (http:\S+)\/graphql/.exec(b)![1]}/metrics`, { headers: { Authorization: `Bearer ${token}` } })).text();
+        return Number(/^db_statements_total (\d+)/m.exec(metrics)?.[1]);
+      };
+      const call = (key: string) => fetch(`${urlOf(b)}/api/public/v1/courses`, { headers: { Authorization: `Bearer ${key}` } });
+      expect((await call(keyOf(b))).status).toBe(200);
+      // A's key carries A's issuer tag: B refuses it in memory, so its issuer secret is another.
+      const before = await statementsOfB();
+      expect((await call(keyOf(a))).status).toBe(401);
+      expect(await statementsOfB()).toBe(before);
+    } finally {
+      for (const server of servers) await stop(server.child);
+      for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('npm start runs the built JavaScript with plain node: no TypeScript loader is in the running process', async () => {
     const child = spawn('npm', ['start'], {
       cwd: ROOT,

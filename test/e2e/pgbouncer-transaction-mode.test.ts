@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { cliOn } from '../support/cli.ts';
 import { openTestDatabase } from '../support/databases.ts';
@@ -12,18 +12,15 @@ import { ADMIN_ARGUMENTS, ROOT } from '../support/service-commands.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { bookingOf, insertBooking, webhookEnv } from '../support/webhooks.ts';
+import { describeWhere, missingFor } from '../support/variants.ts';
 
 const run = promisify(execFile);
-const hasPostgres = Boolean(process.env.DATABASE_URL);
 /** The role's timeout on the test database, and the service's bound: the same. */
 const TIMEOUT_MS = 2000;
 
-if (!PGBOUNCER) {
-  console.warn('!!! PgBouncer test NOT RUN: no pgbouncer binary (apt-get install -y pgbouncer; .ci/run installs it and fails without it) !!!');
-}
-if (!hasPostgres) console.warn('PgBouncer test not run: DATABASE_URL does not name a PostgreSQL server');
+const missing = !PGBOUNCER ? 'no pgbouncer binary: apt-get install -y pgbouncer (.ci/run installs it)' : missingFor('postgres');
 
-describe.runIf(PGBOUNCER && hasPostgres)('the service behind PgBouncer in transaction mode with its default settings', () => {
+describeWhere(missing, 'the service behind PgBouncer in transaction mode with its default settings', () => {
   let db: Database;
   let bouncer: PgBouncer;
   let reference: TestApi;

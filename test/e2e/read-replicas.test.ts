@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createFeedToken } from '../../src/calendar/feed-token-store.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
@@ -8,6 +8,7 @@ import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } fro
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { POSTGRES_BIN, ThrowawayCluster } from '../support/throwaway-cluster.ts';
 import { insertBooking } from '../support/webhooks.ts';
+import { describeWhere } from '../support/variants.ts';
 
 if (!POSTGRES_BIN) console.warn('!!! read replica test NOT RUN: no PostgreSQL server binaries under /usr/lib/postgresql !!!');
 
@@ -21,7 +22,7 @@ interface Readiness {
   replicas?: Array<{ replica: number; state: string }>;
 }
 
-describe.runIf(POSTGRES_BIN)('reads on a streaming replica', () => {
+describeWhere(POSTGRES_BIN ? null : 'no PostgreSQL server binaries under /usr/lib/postgresql', 'reads on a streaming replica', () => {
   let primary: ThrowawayCluster;
   let standby: ThrowawayCluster;
   let db: Database;

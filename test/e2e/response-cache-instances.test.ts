@@ -4,11 +4,12 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { cliOn } from '../support/cli.ts';
-import { databaseTargets, openSharedDatabase, type SharedDatabase } from '../support/databases.ts';
+import { openSharedDatabase, type SharedDatabase } from '../support/databases.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 const COURSES = '/api/public/v1/courses';
 const BOOKINGS = '/api/public/v1/bookings';
@@ -36,7 +37,7 @@ function get(server: ServerProcess, path: string, key: string): Promise<{ status
   });
 }
 
-describe.each(databaseTargets())('two API processes with response caches on %s', (target) => {
+describeOnEachDatabase('two API processes with response caches on %s', (target) => {
   let deployment: SharedDatabase;
   let one: ServerProcess;
   let two: ServerProcess;

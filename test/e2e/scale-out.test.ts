@@ -1,9 +1,10 @@
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { revokeApiKey } from '../../src/auth/api-key-store.ts';
-import { databaseTargets, openSharedDatabase, type SharedDatabase } from '../support/databases.ts';
+import { openSharedDatabase, type SharedDatabase } from '../support/databases.ts';
 import { contractFixture, seedWorkspace } from '../support/seed.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { DATABASE_TARGETS, describeOnEachDatabase, describeOnEachStore, type LimiterStore } from '../support/variants.ts';
 
 const COURSES = '/api/public/v1/courses';
 
@@ -22,10 +23,9 @@ function get(url: string, key: string): Promise<{ status: number } | { error: st
   });
 }
 
-const stores = ['postgres', ...(process.env.REDIS_URL ? ['redis'] : [])];
-const cases = databaseTargets().flatMap((target) => stores.map((store) => [target, store] as const));
+const stores: LimiterStore[] = ['postgres', 'redis'];
 
-describe.each(cases)('two API processes on %s sharing the %s rate-limit store', (target, store) => {
+describeOnEachStore(DATABASE_TARGETS, stores, 'two API processes on %s sharing the %s rate-limit store', (target, store) => {
   let deployment: SharedDatabase;
   let one: ServerProcess;
   let two: ServerProcess;
@@ -79,7 +79,7 @@ describe.each(cases)('two API processes on %s sharing the %s rate-limit store', 
   });
 });
 
-describe.each(databaseTargets())('graceful shutdown on %s', (target) => {
+describeOnEachDatabase('graceful shutdown on %s', (target) => {
   it('SIGTERM under load: every request in flight completes, the process exits 0', async () => {
     const deployment = await openSharedDatabase(target, 20);
     try {

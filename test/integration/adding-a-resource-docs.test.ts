@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { resources } from '../../src/db/resources.ts';
 import { ResourceRegistry, type RelationDefinition, type ResourceDefinition } from '../../src/db/resource-registry.ts';
 import { importFixture } from '../../src/fixtures/import-fixture.ts';
 import { loadTypeDefs } from '../../src/graphql/schema.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi } from '../support/public-api.ts';
 import { contractFixture } from '../support/seed.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 const MARKDOWN = readFileSync(new URL('../../docs/adding-a-resource.md', import.meta.url), 'utf8');
 const blocks = (language: string) => [...MARKDOWN.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((match) => match[1]!);
@@ -15,7 +16,7 @@ const blocks = (language: string) => [...MARKDOWN.matchAll(new RegExp('```' + la
 /** The page's TypeScript snippets are object literals: evaluate them as such. */
 const evaluate = (source: string): unknown => new Function(`return (${source.trim().replace(/,$/, '')});`)();
 
-describe.each(databaseTargets())('docs/adding-a-resource.md, followed to the letter, on %s', (target) => {
+describeOnEachDatabase('docs/adding-a-resource.md, followed to the letter, on %s', (target) => {
   let db: Database;
 
   beforeAll(async () => {

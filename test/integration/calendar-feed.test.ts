@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto';
 import ICAL from 'ical.js';
 import ical from 'node-ical';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { guessedFeedToken } from '../support/forged-credentials.ts';
 import { createFeedToken, revokeFeedToken } from '../../src/calendar/feed-token-store.ts';
 import type { components } from '../../src/contract/public-v1-types.ts';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { captureStatements } from '../support/statements.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 interface ParsedEvent {
   uid: string;
@@ -54,7 +55,7 @@ function parseWithNodeIcal(text: string): ParsedEvent[] {
 const TRICKY_TITLE = 'Café crème 🎨, pottery; glazes \\ kilns\nsecond line — long enough to be folded beyond seventy-five octets ééééé';
 const TRICKY_LOCATION = 'Ateliér «Ñandú», 2nd floor; ring twice\\then wait 🚪 — Straße der Pariser Kommune 12, Berlin';
 
-describe.each(databaseTargets())('calendar feed on %s', (target) => {
+describeOnEachDatabase('calendar feed on %s', (target) => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;
@@ -157,6 +158,11 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
     expect(notModified.status).toBe(304);
     expect(notModified.text).toBe('');
     expect(notModified.headers.etag).toBe(etag);
+    // RFC 9110 13.1.2: a weak tag of the same value, a list that holds it, and `*` match too.
+    for (const header of [`W/${etag}`, `"other", ${etag}`, '*']) {
+      expect((await api.call(path, { headers: [['If-None-Match', header]] })).status, header).toBe(304);
+    }
+    expect((await api.call(path, { headers: [['If-None-Match', '"other"']] })).status).toBe(200);
 
     const before = parseWithIcalJs(first.text).find((event) => event.uid === ws.ids.s1)!;
     await db.query("UPDATE sessions SET location = 'Room 9' WHERE id = $1", [ws.ids.s1]);
@@ -219,7 +225,7 @@ describe.each(databaseTargets())('calendar feed on %s', (target) => {
   });
 });
 
-describe.each(databaseTargets())('calendar feed rate limit on %s', (target) => {
+describeOnEachDatabase('calendar feed rate limit on %s', (target) => {
   let db: Database;
   let api: TestApi;
 

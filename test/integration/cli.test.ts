@@ -6,11 +6,12 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { cliOn } from '../support/cli.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 
 import { ADMIN_ARGUMENTS, ROOT } from '../support/service-commands.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
-describe.each(databaseTargets())('operator CLI on %s', (target) => {
+describeOnEachDatabase('operator CLI on %s', (target) => {
   let db: Database;
   let workspaceId: string;
 

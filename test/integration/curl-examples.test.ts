@@ -9,6 +9,7 @@ import { errorCodes } from '../../src/errors.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, OWNER_EMAIL, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
+import { describeWhere } from '../support/variants.ts';
 
 const run = promisify(execFile);
 const MARKDOWN = readFileSync(new URL('../../examples/curl/README.md', import.meta.url), 'utf8');
@@ -74,7 +75,7 @@ describe('the curl examples', () => {
   });
 });
 
-describe.runIf(curlAvailable)('the curl examples against a running server', () => {
+describeWhere(curlAvailable ? null : 'no curl on this machine', 'the curl examples against a running server', () => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;

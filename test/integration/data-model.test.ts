@@ -1,12 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { listApiKeys } from '../../src/auth/api-key-store.ts';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { captureStatements } from '../support/statements.ts';
 import { startTestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
-describe.each(databaseTargets())('data model rules enforced by the database on %s', (target) => {
+describeOnEachDatabase('data model rules enforced by the database on %s', (target) => {
   let db: Database;
   let one: SeededWorkspace;
   let two: SeededWorkspace;

@@ -1,20 +1,21 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { readDataVersion } from '../../src/db/data-versions.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { resources } from '../../src/db/resources.ts';
 import { importDemo } from '../../src/demo/demo.ts';
 import { importFixture } from '../../src/fixtures/import-fixture.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 // pg_trigger.tgtype bits (PostgreSQL's trigger.h).
 const ROW = 1 << 0;
 const BEFORE = 1 << 1;
 const EVENTS = { INSERT: 1 << 2, DELETE: 1 << 3, UPDATE: 1 << 4, TRUNCATE: 1 << 5 } as const;
 
-describe.each(databaseTargets())('data versions on %s', (target) => {
+describeOnEachDatabase('data versions on %s', (target) => {
   let db: Database;
   let ws: SeededWorkspace;
   let other: SeededWorkspace;

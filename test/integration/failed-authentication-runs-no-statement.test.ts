@@ -1,19 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { readIssuerTag } from '../../src/auth/issuer-key-store.ts';
 import { generateApiKey, sha256 } from '../../src/auth/secret-format.ts';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { cliOn } from '../support/cli.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { captureStatements } from '../support/statements.ts';
 import { forgedApiKey } from '../support/forged-credentials.ts';
+import { LIMITER_STORES, describeOnEachDatabase, describeWhere, missingFor } from '../support/variants.ts';
 
 const COURSES = '/api/public/v1/courses';
 const LIMIT = 30;
 
-const stores = ['memory', 'postgres', ...(process.env.REDIS_URL ? ['redis'] : [])];
 
 // Each client is a network of its own, new on every run: counters in a shared Redis outlive a run.
 const run = randomBytes(2).toString('hex');
@@ -21,7 +21,7 @@ let clients = 0;
 /** A client address of its own (the test server trusts the loopback proxy that names it). */
 const nextClient = () => `2001:db8:${run}:${(clients += 1).toString(16)}::7`;
 
-describe.each(databaseTargets())('forged API keys on %s', (target) => {
+describeOnEachDatabase('forged API keys on %s', (target) => {
   let db: Database;
   let ws: SeededWorkspace;
 
@@ -33,7 +33,7 @@ describe.each(databaseTargets())('forged API keys on %s', (target) => {
     await db?.close();
   });
 
-  describe.each(stores)('with the %s rate-limit store', (store) => {
+  for (const store of LIMITER_STORES) describeWhere(missingFor(target, store), `with the ${store} rate-limit store`, () => {
     let api: TestApi;
 
     const from = (client: string, key: string, method = 'GET') =>

@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { revokeApiKey } from '../../src/auth/api-key-store.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { forgedApiKey, guessedFeedToken } from '../support/forged-credentials.ts';
 import { startTestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace } from '../support/seed.ts';
+import { describeOnEachStore } from '../support/variants.ts';
 
 const adminUrl = process.env.DATABASE_URL;
-const stores = ['postgres', ...(process.env.REDIS_URL ? ['redis'] : [])];
 const run = randomBytes(2).toString('hex');
 
 /**
@@ -32,7 +32,7 @@ async function transactionsOf(admin: pg.Client, name: string): Promise<number> {
   }
 }
 
-describe.runIf(adminUrl).each(stores)('1,000 failed authentications from one address on PostgreSQL, with the %s rate-limit store', (store) => {
+describeOnEachStore(['postgres'], ['postgres', 'redis'], '1,000 failed authentications from one address on %s, with the %s rate-limit store', (_target, store) => {
   const name = `test_${randomBytes(6).toString('hex')}`;
   const url = adminUrl ? Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString() : '';
   const admin = new pg.Client({ connectionString: adminUrl });

@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { createRegistry } from '../../src/db/resources.ts';
 import { loadTypeDefs } from '../../src/graphql/schema.ts';
 import { importFixture } from '../../src/fixtures/import-fixture.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { captureStatements } from '../support/statements.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 /** A workspace with `runs` published runs, each with 2 sessions and 2 bookings with participants. */
 function sizedFixture(runs: number) {
@@ -53,7 +54,7 @@ const NESTED_QUERY = /* GraphQL */ `
   }
 `;
 
-describe.each(databaseTargets())('internal GraphQL on %s', (target) => {
+describeOnEachDatabase('internal GraphQL on %s', (target) => {
   let db: Database;
   let api: TestApi;
 

@@ -1,11 +1,12 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it, vi, type MockInstance } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { encodeCursor } from '../../src/loaders/cursor.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { rawRequest } from '../support/http.ts';
 import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { captureStatements } from '../support/statements.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 interface Answer {
   status: number;
@@ -37,7 +38,7 @@ function expectRefused(answer: Answer, status: number, code: string): void {
   expect(answer.text).not.toMatch(INTERNALS);
 }
 
-describe.each(databaseTargets())('hostile documents and bodies on the internal listener (%s)', (target) => {
+describeOnEachDatabase('hostile documents and bodies on the internal listener (%s)', (target) => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;

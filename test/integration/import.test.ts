@@ -1,14 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { loadDemoFixture } from '../../src/demo/demo.ts';
 import { importFixture } from '../../src/fixtures/import-fixture.ts';
 import { InputError } from '../../src/input-error.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { contractFixture } from '../support/seed.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 const TABLES = ['workspaces', 'members', 'course_templates', 'course_runs', 'sessions', 'bookings', 'participants'];
 
-describe.each(databaseTargets())('fixture import on %s', (target) => {
+describeOnEachDatabase('fixture import on %s', (target) => {
   let db: Database;
 
   beforeAll(async () => {

@@ -14,13 +14,14 @@ import {
   type GraphQLObjectType,
   type IntrospectionQuery,
 } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { encodeCursor } from '../../src/loaders/cursor.ts';
 import { cliOn } from '../support/cli.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 /** Selections nest at most this deep: deeper documents are refused by the depth limit anyway. */
 const MAX_DEPTH = 6;
@@ -46,7 +47,7 @@ function stringsIn(value: unknown, into: string[] = []): string[] {
   return into;
 }
 
-describe.each(databaseTargets())('documents generated from the served schema, with a restricted and an unrestricted token (%s)', (target) => {
+describeOnEachDatabase('documents generated from the served schema, with a restricted and an unrestricted token (%s)', (target) => {
   let db: Database;
   let api: TestApi;
   let alpha: SeededWorkspace;

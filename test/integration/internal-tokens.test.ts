@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { cliOn } from '../support/cli.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { captureStatements } from '../support/statements.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 interface AuditLine {
   audit: string;
@@ -29,7 +30,7 @@ const ENTRY_POINTS = /* GraphQL */ `
   }
 `;
 
-describe.each(databaseTargets())('named internal tokens on %s', (target) => {
+describeOnEachDatabase('named internal tokens on %s', (target) => {
   let db: Database;
   let api: TestApi;
   let a: SeededWorkspace;

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { cliOn } from '../support/cli.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { insertBooking, webhookEnv } from '../support/webhooks.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 /** IPv6 addresses outside global unicast (2000::/3), the IPv4-compatible ::/96 first of all. */
 const NOT_GLOBAL_UNICAST = [
@@ -18,7 +19,7 @@ const NOT_GLOBAL_UNICAST = [
   'https://[100::1]/hooks',
 ];
 
-describe.each(databaseTargets())('IPv4-compatible and other non-global IPv6 webhook targets on %s', (target) => {
+describeOnEachDatabase('IPv4-compatible and other non-global IPv6 webhook targets on %s', (target) => {
   let db: Database;
   let ws: SeededWorkspace;
   let api: TestApi;

@@ -1,21 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { readIssuerTag } from '../../src/auth/issuer-key-store.ts';
 import { isIssuedBy, sha256 } from '../../src/auth/secret-format.ts';
 import type { Database } from '../../src/db/database.ts';
 import { cliOn } from '../support/cli.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { forgedApiKey, guessedFeedToken } from '../support/forged-credentials.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { captureStatements } from '../support/statements.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 const COURSES = '/api/public/v1/courses';
 const run = randomBytes(2).toString('hex');
 let clients = 0;
 const nextClient = () => `2001:db8:${run}:${(clients += 1).toString(16)}::6`;
 
-describe.each(databaseTargets())('API keys and feed tokens issued before issuer tags, on %s', (target) => {
+describeOnEachDatabase('API keys and feed tokens issued before issuer tags, on %s', (target) => {
   let db: Database;
   let ws: SeededWorkspace;
   let api: TestApi;

@@ -1,8 +1,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { rawRequest } from '../support/http.ts';
 import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 interface Answer {
   status: number;
@@ -43,7 +44,7 @@ const HOSTILE_BODIES: Array<[string, { body: string; contentType: string }, numb
   ['a form instead of JSON', { body: 'query=%7B__typename%7D', contentType: 'application/x-www-form-urlencoded' }, 400, 'BAD_REQUEST'],
 ];
 
-describe.each(databaseTargets())('every listener answers JSON, never Express\u2019s error page (%s)', (target) => {
+describeOnEachDatabase('every listener answers JSON, never Express\u2019s error page (%s)', (target) => {
   let db: Database;
   let printed: MockInstance[];
 

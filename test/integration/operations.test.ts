@@ -1,9 +1,10 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 /** Sends raw bytes and returns the raw answer (status line, headers, body). */
 function rawExchange(url: string, bytes: string): Promise<string> {
@@ -17,7 +18,7 @@ function rawExchange(url: string, bytes: string): Promise<string> {
   });
 }
 
-describe.each(databaseTargets())('health, metrics and hostile requests on %s', (target) => {
+describeOnEachDatabase('health, metrics and hostile requests on %s', (target) => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;

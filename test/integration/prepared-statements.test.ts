@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
-describe.each(databaseTargets())('listing statements on %s', (target) => {
+describeOnEachDatabase('listing statements on %s', (target) => {
   let owner: Database;
   // One connection, so that the session the API used is the one the test looks into.
   let db: Database;

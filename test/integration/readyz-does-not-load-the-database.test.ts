@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { rawRequest } from '../support/http.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { captureStatements } from '../support/statements.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
-describe.each(databaseTargets())('a /readyz flood on %s', (target) => {
+describeOnEachDatabase('a /readyz flood on %s', (target) => {
   let db: Database;
   let api: TestApi;
 

@@ -4,10 +4,11 @@ import { createFeedToken } from '../../src/calendar/feed-token-store.ts';
 import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { served, type Served, type ServedOptions } from '../support/cached-answers.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { idLiteral, withServerFile } from '../support/server-files.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 const COURSES = '/api/public/v1/courses';
 const BOOKINGS = '/api/public/v1/bookings';
@@ -23,7 +24,7 @@ interface Booking {
 const bookingsIn = (text: string) => (JSON.parse(text) as { data: Booking[] }).data;
 const bookingOf = (text: string, id: string) => bookingsIn(text).find((booking) => booking.id === id);
 
-describe.each(databaseTargets())('the response cache, whatever path writes, on %s', (target) => {
+describeOnEachDatabase('the response cache, whatever path writes, on %s', (target) => {
   let db: Database;
   /** The production default: the cache on. */
   let api: TestApi;

@@ -4,10 +4,11 @@ import { createFeedToken } from '../../src/calendar/feed-token-store.ts';
 import type { Database } from '../../src/db/database.ts';
 import { resources } from '../../src/db/resources.ts';
 import { served as get, type Served } from '../support/cached-answers.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { captureStatements } from '../support/statements.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 const COURSES = '/api/public/v1/courses';
 const BOOKINGS = '/api/public/v1/bookings';
@@ -16,7 +17,7 @@ const BOOKINGS = '/api/public/v1/bookings';
 const VARYING = new Set(['date', 'x-request-id', 'ratelimit', 'connection', 'keep-alive']);
 const stable = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).filter(([name]) => !VARYING.has(name)));
 
-describe.each(databaseTargets())('the response cache on %s', (target) => {
+describeOnEachDatabase('the response cache on %s', (target) => {
   let db: Database;
   /** The production default: the cache on. */
   let api: TestApi;

@@ -1,16 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { importDemo } from '../../src/demo/demo.ts';
 import { createApiKey } from '../../src/auth/api-key-store.ts';
 import type { components } from '../../src/contract/public-v1-types.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { captureStatements } from '../support/statements.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 type BookingList = components['schemas']['BookingList'];
 
-describe.each(databaseTargets())('GET /api/public/v1/bookings on %s', (target) => {
+describeOnEachDatabase('GET /api/public/v1/bookings on %s', (target) => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;

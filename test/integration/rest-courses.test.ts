@@ -1,14 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { components } from '../../src/contract/public-v1-types.ts';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 type Course = components['schemas']['Course'];
 type CourseList = components['schemas']['CourseList'];
 
-describe.each(databaseTargets())('GET /api/public/v1/courses on %s', (target) => {
+describeOnEachDatabase('GET /api/public/v1/courses on %s', (target) => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;

@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../src/auth/api-key-store.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { forgedApiKey } from '../support/forged-credentials.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace } from '../support/seed.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 const COURSES = '/api/public/v1/courses';
 
-describe.each(databaseTargets())('failures on %s', (target) => {
+describeOnEachDatabase('failures on %s', (target) => {
   let db: Database;
 
   beforeAll(async () => {

@@ -1,16 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace } from '../support/seed.ts';
+import { DATABASE_TARGETS, LIMITER_STORES, describeOnEachDatabase, describeOnEachStore } from '../support/variants.ts';
 
 const COURSES = '/api/public/v1/courses';
 const BOOKINGS = '/api/public/v1/bookings';
 
-const stores = ['memory', 'postgres', ...(process.env.REDIS_URL ? ['redis'] : [])];
-const cases = databaseTargets().flatMap((target) => stores.map((store) => [target, store] as const));
+const stores = LIMITER_STORES;
 
-describe.each(cases)('rate limit on %s with the %s store', (target, store) => {
+describeOnEachStore(DATABASE_TARGETS, stores, 'rate limit on %s with the %s store', (target, store) => {
   let db: Database;
   let api: TestApi;
 
@@ -88,7 +88,7 @@ describe.each(cases)('rate limit on %s with the %s store', (target, store) => {
   });
 });
 
-describe.each(databaseTargets())('authentication limit on %s', (target) => {
+describeOnEachDatabase('authentication limit on %s', (target) => {
   let db: Database;
   let api: TestApi;
 

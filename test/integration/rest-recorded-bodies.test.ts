@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 // Ids in the order the import gives them, so that ties broken by id fall the same way every run.
 const sequence = vi.hoisted(() => ({ next: 0 }));
@@ -18,7 +19,7 @@ vi.mock('../../src/db/ids.ts', () => ({
  */
 const recorded = (name: string) => readFileSync(new URL(`../fixtures/rest-v1/${name}.json`, import.meta.url), 'utf8');
 
-describe.each(databaseTargets())('recorded REST bodies on %s', (target) => {
+describeOnEachDatabase('recorded REST bodies on %s', (target) => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;

@@ -1,18 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { revokeApiKey } from '../../src/auth/api-key-store.ts';
 import type { Database } from '../../src/db/database.ts';
 import { cliOn } from '../support/cli.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { forgedApiKey, guessedFeedToken } from '../support/forged-credentials.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { captureStatements } from '../support/statements.ts';
+import { DATABASE_TARGETS, LIMITER_STORES, describeOnEachStore } from '../support/variants.ts';
 
 const COURSES = '/api/public/v1/courses';
 const LIMIT = 30;
-const stores = ['memory', 'postgres', ...(process.env.REDIS_URL ? ['redis'] : [])];
-const cases = databaseTargets().flatMap((target) => stores.map((store) => [target, store] as const));
+const stores = LIMITER_STORES;
 
 // Each run's addresses are new: counters in a shared Redis outlive a run.
 const run = randomBytes(2).toString('hex');
@@ -35,7 +35,7 @@ async function flood(count: number, concurrency: number, send: (i: number) => Pr
   return statuses;
 }
 
-describe.each(cases)('an address shared with a client that keeps failing, on %s with the %s rate-limit store', (target, store) => {
+describeOnEachStore(DATABASE_TARGETS, stores, 'an address shared with a client that keeps failing, on %s with the %s rate-limit store', (target, store) => {
   let db: Database;
   let ws: SeededWorkspace;
   let revokedKey: string;

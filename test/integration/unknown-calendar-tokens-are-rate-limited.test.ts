@@ -3,10 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forgedApiKey, guessedFeedToken } from '../support/forged-credentials.ts';
 import type { Database } from '../../src/db/database.ts';
 import { cliOn } from '../support/cli.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { captureStatements } from '../support/statements.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 const LIMIT = 30;
 const stores = ['memory', 'postgres'];
@@ -16,7 +17,7 @@ let clients = 0;
 /** A client address of its own, named by the loopback proxy the test server trusts. */
 const nextClient = () => `2001:db8:${run}:${(clients += 1).toString(16)}::9`;
 
-describe.each(databaseTargets())('guessed calendar feed tokens on %s', (target) => {
+describeOnEachDatabase('guessed calendar feed tokens on %s', (target) => {
   let db: Database;
   let ws: SeededWorkspace;
   let feedPath: string;

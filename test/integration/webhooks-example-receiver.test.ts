@@ -1,15 +1,16 @@
 import { request } from 'node:https';
 import { createServer, type AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createReceiver, type BookingCreatedEvent } from '../../examples/webhook-receiver/receiver.ts';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { selfSignedCertificate } from '../support/webhook-receiver.ts';
 import { cliOn } from '../support/cli.ts';
 import { insertBooking, webhookEnv } from '../support/webhooks.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -31,7 +32,7 @@ function post(url: string, ca: string, headers: Record<string, string>, body: st
   });
 }
 
-describe.each(databaseTargets())('the example webhook receiver against real deliveries on %s', (target) => {
+describeOnEachDatabase('the example webhook receiver against real deliveries on %s', (target) => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;

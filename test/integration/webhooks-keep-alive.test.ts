@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { selfSignedCertificate, startReceiver, type ReceivedDelivery, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { cliOn } from '../support/cli.ts';
 import { bookingOf, insertBooking, webhookEnv } from '../support/webhooks.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 interface Delivery {
   eventId: string;
@@ -28,7 +29,7 @@ const GAPS_MS = Array.from({ length: RECEIVERS }, (_, r) => [4_500 + 150 * r, 5_
 
 const sleepUntil = (time: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, time - Date.now())));
 
-describe.each(databaseTargets())('webhook connections to receivers that close idle keep-alive connections on %s', (target) => {
+describeOnEachDatabase('webhook connections to receivers that close idle keep-alive connections on %s', (target) => {
   let db: Database;
   let api: TestApi;
   const env = webhookEnv({ WEBHOOK_POLL_INTERVAL_MS: '25', WEBHOOK_CONCURRENCY: '10' });

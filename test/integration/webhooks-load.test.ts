@@ -1,17 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { cliOn } from '../support/cli.ts';
 import { bookingOf, webhookEnv } from '../support/webhooks.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 const BOOKINGS = 1000;
 const WRITERS = 10;
 const ROWS_PER_STATEMENT = 10;
 
-describe.each(databaseTargets())('webhooks under concurrent booking inserts on %s', (target) => {
+describeOnEachDatabase('webhooks under concurrent booking inserts on %s', (target) => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;

@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { cliOn } from '../support/cli.ts';
 import { insertBooking, webhookEnv } from '../support/webhooks.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 interface Delivery {
   eventId: string;
@@ -20,7 +21,7 @@ function lateness(deliveries: Delivery[]): number[] {
   return deliveries.map((d) => Date.parse(d.log[1]!.startedAt) - Date.parse(d.log[0]!.nextAttemptAt!)).sort((a, b) => a - b);
 }
 
-describe.each(databaseTargets())('retries on time on %s', (target) => {
+describeOnEachDatabase('retries on time on %s', (target) => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;

@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { cliOn } from '../support/cli.ts';
 import { bookingOf, insertBooking, webhookEnv } from '../support/webhooks.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 interface Delivery {
   eventId: string;
@@ -20,7 +21,7 @@ const DISABLE_AFTER_MS = 4_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe.each(databaseTargets())('endpoints that keep failing, and recovering their events, on %s', (target) => {
+describeOnEachDatabase('endpoints that keep failing, and recovering their events, on %s', (target) => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;
@@ -78,10 +79,10 @@ describe.each(databaseTargets())('endpoints that keep failing, and recovering th
     expect(await deliveryOf(failed[2]!)).toMatchObject({ state: 'failed', attempts: 0, log: [] });
     const refused = await cli().run('webhook', 'redeliver', '--event', failed[1]!, '--endpoint', endpointId);
     expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toMatch(/is disabled; enable it first/);
+    expect(refused.stderr).toBe(`error: Webhook endpoint ${endpointId} is disabled; enable it first (webhook enable --endpoint ${endpointId})\n`);
     const recoverRefused = await cli().run('webhook', 'recover', '--endpoint', endpointId, '--since', since);
     expect(recoverRefused.code).not.toBe(0);
-    expect(recoverRefused.stderr).toMatch(/is disabled; enable it first/);
+    expect(recoverRefused.stderr).toBe(`error: Webhook endpoint ${endpointId} is disabled; enable it first (webhook enable --endpoint ${endpointId})\n`);
   });
 
   it('webhook enable turns it back on: new events are delivered again', async () => {

@@ -1,19 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { cliOn } from '../support/cli.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { idLiteral, withServerFile } from '../support/server-files.ts';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { bookingOf, insertBooking, webhookEnv } from '../support/webhooks.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 const newId = () => `bkg_${randomUUID().replace(/-/g, '')}`;
 
-describe.each(databaseTargets())('booking.created for bookings written in replica role on %s', (target) => {
+describeOnEachDatabase('booking.created for bookings written in replica role on %s', (target) => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;

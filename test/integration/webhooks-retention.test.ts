@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { cliOn } from '../support/cli.ts';
 import { bookingOf, insertBooking, webhookEnv } from '../support/webhooks.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 interface Delivery {
   eventId: string;
@@ -17,7 +18,7 @@ interface Delivery {
 /** Two seconds, in days (fractions of a day are allowed for this). */
 const RETENTION_MS = 2_000;
 
-describe.each(databaseTargets())('retention of stored webhook bodies on %s', (target) => {
+describeOnEachDatabase('retention of stored webhook bodies on %s', (target) => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;

@@ -1,12 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { components } from '../../src/contract/public-v1-types.ts';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startReceiver, type Answer, type ReceivedDelivery, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { cliOn } from '../support/cli.ts';
 import { insertBooking, webhookEnv } from '../support/webhooks.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 const DELAYS = [100, 150, 200, 250, 300, 350, 400];
 
@@ -21,7 +22,7 @@ interface Delivery {
 const participantOf = (d: ReceivedDelivery) =>
   (JSON.parse(d.body) as components['schemas']['BookingCreatedEvent']).data.booking.participant?.name ?? '';
 
-describe.each(databaseTargets())('webhook attempts and retries on %s', (target) => {
+describeOnEachDatabase('webhook attempts and retries on %s', (target) => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;

@@ -1,13 +1,14 @@
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startReceiver, type ReceivedDelivery, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { cliOn } from '../support/cli.ts';
 import { TEST_SECRET_KEY, bookingOf, insertBooking, webhookEnv } from '../support/webhooks.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 /** Verifies with the standardwebhooks package, unchanged, reading the signature from `header`. */
 const verifies = (secret: string, delivery: ReceivedDelivery, header: 'webhook-signature' | 'x-svc-signature') => {
@@ -33,7 +34,7 @@ function sealTheOldWay(secret: string, keyBase64: string): Buffer {
 
 const keyId = (keyBase64: string) => createHash('sha256').update(Buffer.from(keyBase64, 'base64')).digest().subarray(0, 8);
 
-describe.each(databaseTargets())('webhook signing secrets and the keys that seal them on %s', (target) => {
+describeOnEachDatabase('webhook signing secrets and the keys that seal them on %s', (target) => {
   let db: Database;
   let api: TestApi | null = null;
   let ws: SeededWorkspace;

@@ -1,18 +1,19 @@
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { components } from '../../src/contract/public-v1-types.ts';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { expectWebhookMatchesSpec } from '../support/openapi.ts';
 import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { cliOn } from '../support/cli.ts';
 import { bookingOf, insertBooking, verifyDelivery, webhookEnv } from '../support/webhooks.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 type BookingCreatedEvent = components['schemas']['BookingCreatedEvent'];
 
-describe.each(databaseTargets())('signed booking.created webhooks on %s', (target) => {
+describeOnEachDatabase('signed booking.created webhooks on %s', (target) => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;

@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { cliOn } from '../support/cli.ts';
 import { insertBooking, webhookEnv } from '../support/webhooks.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 const NON_PUBLIC = [
   'https://127.0.0.1/hooks',
@@ -22,7 +23,7 @@ const NON_PUBLIC = [
   'https://[::ffff:127.0.0.1]/hooks',
 ];
 
-describe.each(databaseTargets())('webhook targets on %s', (target) => {
+describeOnEachDatabase('webhook targets on %s', (target) => {
   let db: Database;
   let ws: SeededWorkspace;
   let receiver: WebhookReceiver;

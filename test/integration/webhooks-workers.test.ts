@@ -1,15 +1,16 @@
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { capturedLogs } from '../support/public-api.ts';
-import { databaseTargets, openTestDatabase } from '../support/databases.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startServerProcess, startWorkerProcess, type ServerProcess, type WorkerProcess } from '../support/server-process.ts';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { cliOn } from '../support/cli.ts';
 import { bookingOf, webhookEnv } from '../support/webhooks.ts';
+import { describeOnEachDatabase } from '../support/variants.ts';
 
 interface Delivery {
   eventId: string;
@@ -17,7 +18,7 @@ interface Delivery {
   log: Array<{ httpStatus: number | null }>;
 }
 
-describe.each(databaseTargets())('webhook workers as separate processes on %s', (target) => {
+describeOnEachDatabase('webhook workers as separate processes on %s', (target) => {
   let db: Database;
   let ws: SeededWorkspace;
   let receiver: WebhookReceiver;

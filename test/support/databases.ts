@@ -7,12 +7,9 @@ import { inject } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 
-export type DatabaseTarget = 'embedded' | 'postgres';
+import type { DatabaseTarget } from './variants.ts';
 
-/** The embedded database always; a real PostgreSQL too when DATABASE_URL names one. */
-export function databaseTargets(): DatabaseTarget[] {
-  return process.env.DATABASE_URL ? ['embedded', 'postgres'] : ['embedded'];
-}
+export type { DatabaseTarget };
 
 let migratedDump: Promise<Blob> | null = null;
 

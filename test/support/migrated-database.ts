@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
+import { variantsNotRun } from './variants.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -18,6 +19,7 @@ declare module 'vitest' {
  * again (about 5 s of CPU each).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  for (const note of variantsNotRun()) console.warn(`Not run in this run: ${note}; they are listed as skipped.`);
   const db = await openDatabase({});
   let dump: Blob;
   try {

@@ -3,6 +3,18 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
+/**
+ * docs/contract-rules.md restates every rule of the API's contract under an id (`http.checks-order`),
+ * and the tests name the ids they check at the start of their names. This file keeps the two tied in
+ * both directions: a rule no test names is a rule nobody checks, and a test name or a code comment
+ * citing an id the page does not define points a maintainer at a rule that does not exist.
+ *
+ * It also keeps the repository whole. What the code relies on is written down here, in docs/ and
+ * openapi/; a comment or page that cites a text kept somewhere else (a product owner's notes, a
+ * numbered part of a contract document) sends the reader to something they cannot open. So it
+ * refuses such citations: the words that would name an outside text, and relative paths leaving the
+ * repository. The changelog's history is the one place where the word may appear, without a path.
+ */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const RULES_PAGE = 'docs/contract-rules.md';
 const THIS_FILE = relative(ROOT, fileURLToPath(import.meta.url));
@@ -36,11 +48,12 @@ function definedIds(): string[] {
 const TEST_FILES = filesUnder('test', (path) => path.endsWith('.test.ts'));
 
 /**
- * Ids at the start of test names: the first string argument of `it(`, `test(`, `describe(`, or
- * of the call that `it.each(…)` / `describe.each(…)` returns, in quotes or backticks.
+ * Ids at the start of test names: the first string argument of `it(`, `test(`, `describe(`, the
+ * variant suites of test/support/variants.ts, or of the call that `it.each(…)` / `describe.each(…)`
+ * returns, in quotes or backticks.
  */
 function testNameIds(): Array<{ id: string; file: string }> {
-  const pattern = new RegExp(String.raw`(?:\b(?:it|test|describe)|\))\(\s*['"\`](${ID}):\s`, 'g');
+  const pattern = new RegExp(String.raw`(?:\b(?:it|test|describe|describeOnEachDatabase|describeOnEachStore|describeWhere)|\))\(\s*['"\`](${ID}):\s`, 'g');
   return TEST_FILES.flatMap((file) => [...read(file).matchAll(pattern)].map((match) => ({ id: match[1]!, file })));
 }
 
@@ -96,7 +109,7 @@ describe('docs/contract-rules.md', () => {
     expect(unknown, `citations of ids the page does not define: ${unknown.join(', ')}`).toEqual([]);
   });
 
-  it('the repository stands alone: no file points at a contract text outside it', () => {
+  it('the repository stands alone: no file cites a contract text kept outside it, so every rule a reader is sent to is here', () => {
     const files = ['src', 'rest', 'test', 'examples', 'docs', 'bench', 'openapi', 'schema'].flatMap((directory) =>
       filesUnder(directory, (path) => /\.(?:ts|sql|md|ya?ml|graphql|json)$/.test(path) && path !== THIS_FILE),
     );

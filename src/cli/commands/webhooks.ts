@@ -5,13 +5,12 @@ import { createDeliverer } from '../../webhooks/deliverer.ts';
 import {
   addEndpoint,
   enableEndpoint,
-  findDelivery,
-  listDeliveries,
   listEndpoints,
   recoverDeliveries,
   removeEndpoint,
   rotateSecret,
 } from '../../webhooks/endpoint-store.ts';
+import { findDelivery, listDeliveries } from '../../webhooks/delivery-log-store.ts';
 import { resealSecrets } from '../../webhooks/reseal-store.ts';
 import { assertWorkspaceExists } from '../../workspaces/workspace-store.ts';
 import { jsonOption, type CliContext, type Output } from '../context.ts';

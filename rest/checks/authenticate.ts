@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Request, Response } from 'express';
 import type { ActiveApiKey, Authenticator } from '../../src/auth/authenticator.ts';
 import { isApiError } from '../../src/errors.ts';
 import { addressKey } from '../../src/rate-limit/client-address.ts';
@@ -18,17 +18,16 @@ function authorizationHeader(rawHeaders: readonly string[]): string | string[] |
 }
 
 /**
- * 401 for anything but one valid, active key. Failed attempts are limited per client address,
- * separately from the per-key limit (docs/contract-rules.md, limits.auth-failures).
+ * The request's one valid, active key; 401 for anything else. Failed attempts are limited per
+ * client address, separately from the per-key limit (docs/contract-rules.md, limits.auth-failures).
  */
-export function authenticate(authenticator: Authenticator): RequestHandler {
-  return async (req, res, next) => {
-    try {
-      res.locals.apiKey = await authenticator.authenticate(authorizationHeader(req.rawHeaders), addressKey(req.ip));
-      next();
-    } catch (error) {
-      if (isApiError(error) && error.code === 'rate_limit_exceeded') res.locals.limiter = 'authentication';
-      next(error);
-    }
-  };
+export async function authenticateRequest(authenticator: Authenticator, req: Request, res: Response): Promise<ActiveApiKey> {
+  try {
+    const apiKey = await authenticator.authenticate(authorizationHeader(req.rawHeaders), addressKey(req.ip));
+    res.locals.apiKey = apiKey;
+    return apiKey;
+  } catch (error) {
+    if (isApiError(error) && error.code === 'rate_limit_exceeded') res.locals.limiter = 'authentication';
+    throw error;
+  }
 }

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Request } from 'express';
 import { ApiError } from '../../src/errors.ts';
 import type { Redactor } from '../../src/logger.ts';
 
@@ -20,18 +20,14 @@ function parameterName(pair: string, redactor: Redactor): string {
 }
 
 /** The endpoints take no query parameters: any query string is 400 naming the parameter. */
-export const rejectQueryString = (redactor: Redactor): RequestHandler => (req, _res, next) => {
+export function assertNoQueryString(req: Request, redactor: Redactor): void {
   const index = req.originalUrl.indexOf('?');
-  if (index === -1) return next();
+  if (index === -1) return;
   const query = req.originalUrl.slice(index + 1);
   const first = query.split('&').find((pair) => pair !== '');
-  if (first === undefined) {
-    return next(new ApiError('invalid_request', 'This endpoint takes no query string.'));
-  }
-  next(
-    new ApiError(
-      'invalid_request',
-      `Query parameter ${JSON.stringify(parameterName(first, redactor))} is not accepted; this endpoint takes no query parameters.`,
-    ),
+  if (first === undefined) throw new ApiError('invalid_request', 'This endpoint takes no query string.');
+  throw new ApiError(
+    'invalid_request',
+    `Query parameter ${JSON.stringify(parameterName(first, redactor))} is not accepted; this endpoint takes no query parameters.`,
   );
-};
+}

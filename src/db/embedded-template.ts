@@ -1,0 +1,51 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { packagePath } from '../package-root.ts';
+import type { Queryable } from './database.ts';
+import { ensurePrivateDirectory, removeGroupAndOtherAccess } from './private-files.ts';
+
+/**
+ * A first start of the embedded database copies a cluster prepared by `npm run build` (migrated,
+ * the demo workspace imported, no keys) instead of running PostgreSQL's initdb, every migration
+ * and the demo import: they cost a newcomer's first start seconds that a file copy does not.
+ * The cluster is kept as its directory of files and copied by the system's `cp` (the embedded
+ * database runs on POSIX systems only): loading it as an archive through PGlite's file system cost
+ * about 0.9 s more than opening a copy, and Node's `fs.cp` took 0.4–1.2 s where `cp` takes 0.1 s.
+ */
+export const EMBEDDED_TEMPLATE_DIR = packagePath('dist', 'embedded-template');
+
+/**
+ * Copies the template into `dataDir` when it has no cluster yet and the build made one; true when
+ * it did. The copy lands under a temporary name and is renamed into place, so that of two starts
+ * on one new directory only one cluster is ever put there.
+ */
+export async function copyEmbeddedTemplate(dataDir: string): Promise<boolean> {
+  const target = join(dataDir, 'pgdata');
+  if (dataDir.startsWith('memory://') || existsSync(target) || !existsSync(join(EMBEDDED_TEMPLATE_DIR, 'PG_VERSION'))) return false;
+  await ensurePrivateDirectory(dataDir);
+  const staging = await mkdtemp(join(dataDir, 'pgdata-copy-'));
+  try {
+    await promisify(execFile)('cp', ['-R', '-p', `${EMBEDDED_TEMPLATE_DIR}/.`, staging]);
+    await removeGroupAndOtherAccess(staging);
+    await rename(staging, target);
+    return true;
+  } catch (error) {
+    if (existsSync(target)) return false;
+    throw error;
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/**
+ * What must differ between two installations started from the same template: the secret that
+ * tags API keys and feed tokens (migration 1763800900000) is made anew, so that no two data
+ * directories, and nobody who reads the package, share it.
+ */
+export async function personaliseTemplateCopy(db: Queryable): Promise<void> {
+  await db.query('UPDATE credential_issuer_key SET key = $1 WHERE id = 1', [randomBytes(32)]);
+}

@@ -1,0 +1,184 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+const SCREENSHOT = new URL('../../test-results/graphql-explorer.png', import.meta.url);
+const TOKEN = 'explorer-bootstrap-token-4f9c2a7e1d';
+const WRONG_TOKEN = 'explorer-wrong-token-8b3e6d0c5a';
+
+if (!hasChromium) {
+  console.warn(`GraphQL explorer browser test not run: no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run installs it)`);
+}
+
+interface SeenRequest {
+  method: string;
+  url: string;
+  authorization: string | undefined;
+}
+
+/** Replaces the query editor's text as a user would: select everything, delete it, type the new query. */
+async function typeQuery(page: Page, query: string): Promise<void> {
+  const editor = page.locator('.graphiql-query-editor');
+  await editor.locator('.view-lines').waitFor();
+  await editor.click();
+  await page.keyboard.press('ControlOrMeta+A');
+  await page.keyboard.press('Backspace');
+  await page.keyboard.insertText(query);
+}
+
+async function enterToken(page: Page, token: string): Promise<void> {
+  await page.getByLabel('Internal API token').fill(token);
+  await page.getByRole('button', { name: 'Use token' }).click();
+}
+
+describe.runIf(hasChromium)('the GraphQL explorer of a running server in headless Chromium', () => {
+  let dataDir: string;
+  let server: ServerProcess;
+  let internalUrl: string;
+  let workspaceId: string;
+  let userDataDir: string;
+  let context: BrowserContext;
+  const requests: SeenRequest[] = [];
+  const foreignRequests: string[] = [];
+  /** Content-Security-Policy violations and uncaught errors of every page. */
+  const problems: string[] = [];
+
+  async function openExplorer(): Promise<Page> {
+    const page = await context.newPage();
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('console', (message) => {
+      if (message.text().startsWith('csp-violation')) problems.push(message.text());
+    });
+    await page.goto(`${internalUrl}/graphql`, { waitUntil: 'load' });
+    await page.getByLabel('Internal API token').waitFor({ timeout: 30_000 });
+    return page;
+  }
+
+  beforeAll(async () => {
+    dataDir = join(await mkdtemp(join(tmpdir(), 'explorer-')), 'data');
+    server = await startServerProcess({ DATA_DIR: dataDir, DEMO: 'true', INTERNAL_API_TOKEN: TOKEN });
+    // The banner is one write, but it may arrive in more than one chunk.
+    await vi.waitFor(() => expect(server.output()).toMatch(/Demo workspace ws_/), { timeout: 30_000 });
+    internalUrl = /Internal GraphQL: (http:\/\/\S+)\/graphql/.exec(server.output())![1]!;
+    workspaceId = /Demo workspace (ws_[0-9a-f]+)/.exec(server.output())![1]!;
+
+    userDataDir = await mkdtemp(join(tmpdir(), 'explorer-chromium-'));
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+      viewport: { width: 1400, height: 900 },
+    });
+    const origin = new URL(internalUrl).origin;
+    // Every request of every page and worker: recorded, and never sent when it is for another origin.
+    await context.route('**/*', async (route) => {
+      const request = route.request();
+      const url = request.url();
+      requests.push({ method: request.method(), url, authorization: await request.headerValue('authorization').then((value) => value ?? undefined) });
+      if (url.startsWith('blob:') || url.startsWith('data:') || new URL(url).origin === origin) return route.continue();
+      foreignRequests.push(url);
+      return route.abort();
+    });
+    // Runs in every page, as text: the test's own TypeScript has no DOM types.
+    await context.addInitScript({
+      content: "document.addEventListener('securitypolicyviolation', (event) => console.log(`csp-violation ${event.violatedDirective} ${event.blockedURI}`));",
+    });
+  });
+  afterAll(async () => {
+    await context?.close();
+    if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+    await server?.stop();
+    if (dataDir) await rm(join(dataDir, '..'), { recursive: true, force: true });
+  });
+
+  it('runs a query with the token entered in the page and shows the answer', async () => {
+    const query = `{ workspace(id: "${workspaceId}") { courseRunsConnection(first: 1) { edges { node { id } } } } }`;
+    const direct = await fetch(`${internalUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ query }),
+    });
+    const expected = ((await direct.json()) as { data: { workspace: { courseRunsConnection: { edges: Array<{ node: { id: string } }> } } } }).data;
+    const runId = expected.workspace.courseRunsConnection.edges[0]!.node.id;
+
+    const page = await openExplorer();
+    await enterToken(page, TOKEN);
+    await typeQuery(page, query);
+    await page.getByRole('button', { name: /Execute query/ }).click();
+    const response = page.locator('.graphiql-response');
+    await response.getByText(runId).waitFor({ timeout: 30_000 });
+    // Monaco draws indentation with no-break spaces.
+    expect(JSON.parse((await response.innerText()).replaceAll('\u00a0', ' '))).toEqual({ data: expected });
+    await mkdir(new URL('.', SCREENSHOT), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT.pathname });
+    await page.close();
+  });
+
+  it('loads the schema with the token, so the documentation explorer lists the query type', async () => {
+    const page = await openExplorer();
+    await enterToken(page, TOKEN);
+    await page.getByRole('button', { name: /Show Documentation Explorer/i }).click();
+    await page.locator('.graphiql-doc-explorer').getByText('Query', { exact: true }).first().waitFor({ timeout: 30_000 });
+    await page.close();
+  });
+
+  it('shows the service\u2019s refusal in the page when the token is wrong', async () => {
+    const page = await openExplorer();
+    await enterToken(page, WRONG_TOKEN);
+    await page.getByRole('status').getByText('The service refused this token (HTTP 401)').waitFor({ timeout: 30_000 });
+    await page.locator('.graphiql-response').getByText('A valid internal API token is required.').waitFor({ timeout: 30_000 });
+    await page.close();
+  });
+
+  it('loads every script, style, font and worker from the service itself and nothing from any other origin', () => {
+    expect(foreignRequests).toEqual([]);
+    const origin = new URL(internalUrl).origin;
+    for (const { url } of requests) expect(new URL(url).origin, url).toBe(origin);
+    const paths = new Set(requests.map(({ url }) => new URL(url).pathname));
+    for (const worker of ['editor.worker.js', 'json.worker.js', 'graphql.worker.js']) expect(paths, worker).toContain(`/explorer/${worker}`);
+  });
+
+  it('sends a token only as the Authorization header of POST /graphql, never in a URL or in storage', async () => {
+    const withToken = requests.filter(({ authorization }) => authorization !== undefined);
+    expect(withToken.length).toBeGreaterThan(0);
+    for (const request of withToken) {
+      expect(`${request.method} ${new URL(request.url).pathname}`).toBe('POST /graphql');
+      expect([`Bearer ${TOKEN}`, `Bearer ${WRONG_TOKEN}`]).toContain(request.authorization);
+    }
+    for (const { url } of requests) {
+      for (const token of [TOKEN, WRONG_TOKEN]) {
+        expect(url).not.toContain(token);
+        expect(decodeURIComponent(url)).not.toContain(token);
+      }
+    }
+    const page = await openExplorer();
+    const stored = await page.evaluate<string>('JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookies: document.cookie })');
+    await page.close();
+    expect(stored).toContain('graphiql');
+    for (const token of [TOKEN, WRONG_TOKEN]) expect(stored).not.toContain(token);
+  });
+
+  it('runs without a Content-Security-Policy violation or an uncaught error', () => {
+    expect(problems).toEqual([]);
+  });
+
+  it('never writes a token to the server\u2019s log', () => {
+    expect(server.output()).toContain('"audit":"internal-graphql"');
+    for (const token of [TOKEN, WRONG_TOKEN]) expect(server.output()).not.toContain(token);
+  });
+});

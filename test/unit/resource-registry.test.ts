@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { ResourceRegistry, type RelationDefinition, type ResourceDefinition } from '../../src/db/resource-registry.ts';
+import { createRegistry } from '../../src/db/resources.ts';
+import { author, review, cover, book } from '../support/book-shelf-registry.ts';
+
+describe('the resource registry', () => {
+  const plain = (overrides: Partial<ResourceDefinition>): ResourceDefinition => ({
+    name: 'Thing',
+    table: 'things',
+    key: 'id',
+    fields: { id: 'id', name: 'name' },
+    ...overrides,
+  });
+
+  it('accepts plain lowercase SQL identifiers with digits and underscores', () => {
+    expect(() => new ResourceRegistry([plain({ table: '_things_2', fields: { id: 'id', name: 'name_2', other: '_x' } })])).not.toThrow();
+  });
+
+  it('refuses a table name that is not a plain SQL identifier, naming it', () => {
+    for (const table of ['Things', 'things;', 'public.things', '"things"', 'my things', '2things', 'things-x', '']) {
+      expect(() => new ResourceRegistry([plain({ table })]), table).toThrow(`Not a plain SQL identifier: ${table}`);
+    }
+  });
+
+  it('refuses a column name that is not a plain SQL identifier, naming it', () => {
+    for (const column of ['Name', 'name"', 'name; DROP TABLE things', 'lower(name)', 'n.name', 'naïve']) {
+      expect(() => new ResourceRegistry([plain({ fields: { id: 'id', name: column } })]), column).toThrow(`Not a plain SQL identifier: ${column}`);
+    }
+  });
+
+  it('refuses a resource registered twice and a key without a column', () => {
+    expect(() => new ResourceRegistry([plain({}), plain({})])).toThrow('Resource Thing is registered twice');
+    expect(() => new ResourceRegistry([plain({ key: 'code' })])).toThrow('Resource Thing: key field code has no column');
+  });
+
+  it('get, has and relation name what is unknown', () => {
+    const registry = new ResourceRegistry([book, author, review, cover]);
+    expect(registry.has('Book')).toBe(true);
+    expect(registry.has('Shelf')).toBe(false);
+    expect(() => registry.get('Shelf')).toThrow('Unknown resource Shelf');
+    expect(() => registry.relation(book, 'shelf')).toThrow('Unknown relation Book.shelf');
+    expect(registry.all().map((resource) => resource.name)).toEqual(['Book', 'Author', 'Review', 'Cover']);
+  });
+
+  describe('validate', () => {
+    const check = (relation: Partial<RelationDefinition>, resource: Partial<ResourceDefinition> = {}) => () =>
+      new ResourceRegistry([
+        {
+          name: 'Shelf',
+          table: 'shelves',
+          key: 'id',
+          fields: { id: 'id' },
+          relations: { books: { resource: 'Book', kind: 'many', localField: 'id', foreignField: 'shelfId', ...relation } },
+          ...resource,
+        },
+        book,
+        author,
+        review,
+        cover,
+      ]).validate();
+
+    it('accepts the real registry and a registry whose relations name only known resources and fields', () => {
+      expect(() => createRegistry()).not.toThrow();
+      expect(check({ where: { status: 'x' }, orderBy: [{ field: 'id' }], requires: [{ relation: 'reviews' }] })).not.toThrow();
+    });
+
+    it('refuses a relation to an unknown resource', () => {
+      expect(check({ resource: 'Magazine' })).toThrow('Unknown resource Magazine');
+    });
+
+    it('refuses unknown local and foreign fields, naming the relation and the field', () => {
+      expect(check({ localField: 'code' })).toThrow('Shelf.books: Shelf has no field code');
+      expect(check({ foreignField: 'shelf' })).toThrow('Shelf.books: Book has no field shelf');
+    });
+
+    it('refuses unknown fields in where, arguments and field ordering', () => {
+      expect(check({ where: { state: 'x' } })).toThrow('Shelf.books: Book has no field state');
+      expect(check({ arguments: { status: { field: 'state' } } })).toThrow('Shelf.books: Book has no field state');
+      expect(check({ orderBy: [{ field: 'published' }] })).toThrow('Shelf.books: Book has no field published');
+    });
+
+    it('refuses an aggregate over an unknown relation or field, and a requirement of an unknown relation', () => {
+      expect(check({ orderBy: [{ aggregate: 'min', relation: 'ratings', field: 'stars' }] })).toThrow('Unknown relation Book.ratings');
+      expect(check({ orderBy: [{ aggregate: 'min', relation: 'reviews', field: 'score' }] })).toThrow('Shelf.books: Review has no field score');
+      expect(check({ requires: [{ relation: 'ratings' }] })).toThrow('Unknown relation Book.ratings');
+    });
+
+    it('regression: an unknown field in a requirement or aggregate where passed validate and failed every query that read the relation', () => {
+      expect(check({ requires: [{ relation: 'reviews', where: { state: 'approved' } }] })).toThrow('Shelf.books: Review has no field state');
+      expect(check({ orderBy: [{ aggregate: 'min', relation: 'reviews', field: 'stars', where: { state: 'approved' } }] })).toThrow(
+        'Shelf.books: Review has no field state',
+      );
+    });
+
+    it('regression: a root looking a resource up by an unknown field passed validate and failed every query of that root', () => {
+      expect(check({}, { workspaceField: null, roots: { shelf: { argument: 'id' }, shelfByLabel: { argument: 'label', field: 'label' } } })).toThrow(
+        'Shelf.roots.shelfByLabel: Shelf has no field label',
+      );
+      expect(check({}, { workspaceField: null, roots: { shelf: { argument: 'id' } } })).not.toThrow();
+    });
+
+    it('refuses a field of an unknown type, naming it', () => {
+      expect(check({}, { fields: { id: { column: 'id', type: 'uuid' as never } } })).toThrow('Resource Shelf: field id has an unknown type uuid');
+    });
+
+    it('createRegistry validates the resources it is given beside the real ones', () => {
+      expect(() =>
+        createRegistry([
+          {
+            name: 'Voucher',
+            table: 'vouchers',
+            key: 'id',
+            fields: { id: 'id', workspaceId: 'workspace_id' },
+            relations: { workspace: { resource: 'Workspace', kind: 'one', localField: 'workspaceId', foreignField: 'uuid' } },
+          },
+        ]),
+      ).toThrow('Voucher.workspace: Workspace has no field uuid');
+    });
+  });
+});
