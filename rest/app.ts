@@ -8,6 +8,7 @@ import type { Metrics } from '../src/observability/metrics.ts';
 import { closeIfBodySent } from './middleware/close-with-body.ts';
 import { apiReferenceRouter } from './routes/api-reference.ts';
 import { healthRouter } from './routes/health.ts';
+import type { ReplicaSet } from '../src/db/replicas.ts';
 import { setSecurityHeaders } from './middleware/security-headers.ts';
 import { calendarFeedRouter } from './routes/calendar-feed.ts';
 import { publicV1Router, type PublicV1Dependencies } from './routes/public-v1.ts';
@@ -22,6 +23,8 @@ export interface PublicAppDependencies extends PublicV1Dependencies {
   /** Which API keys and feed tokens are worth a lookup. */
   issued: IssuedCredentials;
   logger: Logger;
+  /** Streaming replicas (DATABASE_REPLICA_URL): /readyz reports each one's state. */
+  replicas?: Pick<ReplicaSet, 'statuses'> | undefined;
   /** Express's `trust proxy`: false, a hop count, or the trusted proxies' addresses and ranges. */
   trustProxy?: false | number | string[];
 }
@@ -54,7 +57,7 @@ export function createPublicApp(deps: PublicAppDependencies): Express {
   // routers below never overlap them.
   app.use('/api/public/v1', publicV1Router(deps));
   app.use('/api/calendar/v1', calendarFeedRouter(deps));
-  app.use(healthRouter(deps.db, deps.lifecycle));
+  app.use(healthRouter(deps.db, deps.lifecycle, deps.replicas));
 
   app.get('/openapi/public-v1.yaml', (_req, res) => {
     res.locals.route = '/openapi/public-v1.yaml';

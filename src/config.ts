@@ -75,6 +75,17 @@ export const configSchema = z
       .string()
       .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
       .optional(),
+    DATABASE_DIRECT_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .optional(),
+    DATABASE_REPLICA_URL: z
+      .string()
+      .transform((value) => value.split(',').map((url) => url.trim()).filter((url) => url !== ''))
+      .refine((urls) => urls.every((url) => /^postgres(ql)?:\/\//.test(url)), 'must be postgres:// or postgresql:// URLs, comma-separated')
+      .optional(),
+    DATABASE_REPLICA_MAX_LAG_MS: positiveInt.max(600_000).default(1000),
+    DATABASE_PREPARED_STATEMENTS: z.enum(['auto', 'true', 'false']).default('auto'),
     DATA_DIR: z.string().min(1).default('./.data'),
     DEMO: bool.optional(),
     DB_POOL_SIZE: positiveInt.max(200).default(10),
@@ -144,6 +155,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
   // Checked on the raw values too, so that it is reported together with every other problem.
   if (present.RATE_LIMIT_STORE === 'redis' && !present.REDIS_URL) problems.push('REDIS_URL: is required when RATE_LIMIT_STORE=redis');
+  if (present.DATABASE_DIRECT_URL && !present.DATABASE_URL) problems.push('DATABASE_DIRECT_URL: needs DATABASE_URL (the embedded database has no pooler in front of it)');
+  if (present.DATABASE_REPLICA_URL && !present.DATABASE_URL) problems.push('DATABASE_REPLICA_URL: needs DATABASE_URL (the primary)');
   if (present.METRICS_TOKEN && !present.INTERNAL_API_TOKEN) problems.push('METRICS_TOKEN: needs INTERNAL_API_TOKEN (the internal listener serves /metrics)');
   // Node refuses a header timeout longer than the request timeout.
   if (parsed.success && parsed.data.HEADERS_TIMEOUT_MS > parsed.data.REQUEST_TIMEOUT_MS) {
@@ -161,6 +174,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** Whether the demo workspace is loaded: by default only into the embedded database. */
 export function wantsDemo(config: Config): boolean {
   return config.DEMO ?? !config.DATABASE_URL;
+}
+
+/** `DATABASE_PREPARED_STATEMENTS` as the database layer takes it. */
+export function preparedStatementsSetting(config: Config): boolean | 'auto' {
+  return config.DATABASE_PREPARED_STATEMENTS === 'auto' ? 'auto' : config.DATABASE_PREPARED_STATEMENTS === 'true';
 }
 
 export type OtlpProtocol = z.infer<typeof otlpProtocol>;

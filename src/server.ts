@@ -2,10 +2,11 @@ import { readFileSync } from 'node:fs';
 import { createPublicApp } from '../rest/app.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { IssuedCredentials } from './auth/issued-credentials.ts';
-import type { Config } from './config.ts';
+import { preparedStatementsSetting, type Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { copyEmbeddedTemplate, personaliseTemplateCopy } from './db/embedded-template.ts';
 import { migrate } from './db/migrate.ts';
+import { ReplicaSet } from './db/replicas.ts';
 import { createRegistry } from './db/resources.ts';
 import { joinedResource } from './db/sql-builder.ts';
 import type { ResourceRegistry } from './db/resource-registry.ts';
@@ -55,6 +56,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     options.db ??
     (await openDatabase({
       url: config.DATABASE_URL,
+      directUrl: config.DATABASE_DIRECT_URL,
+      preparedStatements: preparedStatementsSetting(config),
       dataDir: config.DATA_DIR,
       shareEmbedded: true,
       poolSize: config.DB_POOL_SIZE,
@@ -65,6 +68,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     // Closed last, and on a failed start too, when this start opened it.
     if (ownsDb) closers.push(() => db.close());
     if (template) await personaliseTemplateCopy(db);
+    if (db.pooler && db.directConnectionString === db.connectionString) {
+      logger.warn('DATABASE_URL leads to a connection pooler and DATABASE_DIRECT_URL is not set: migrations and the webhook worker need session features (advisory locks, LISTEN) a pooler in transaction mode does not keep');
+    }
     if (ownsDb) await migrate(db);
     const registry = options.registry ?? createRegistry();
     const schema = createSchema({ registry, ...(options.typeDefs ? { typeDefs: options.typeDefs } : {}) });
@@ -93,9 +99,28 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     });
     closers.unshift(() => authenticator.close());
 
+    const replicas = config.DATABASE_REPLICA_URL?.length
+      ? new ReplicaSet({
+          primary: db,
+          urls: config.DATABASE_REPLICA_URL,
+          maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS,
+          open: { poolSize: config.DB_POOL_SIZE, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS, preparedStatements: preparedStatementsSetting(config) },
+          onChange: ({ replica, state }) => (state === 'ok' ? logger.info({ replica, state }, 'replica takes reads') : logger.warn({ replica, state }, 'replica skipped: reads go to the primary')),
+        })
+      : null;
+    if (replicas) {
+      closers.unshift(() => replicas.close());
+      await replicas.start();
+    }
+
     const metrics = new Metrics(db);
     closers.unshift(async () => metrics.dispose());
-    const responseCache = new ResponseCache({ maxBytes: config.RESPONSE_CACHE_MAX_BYTES, db, events: metrics.responseCacheEvents });
+    const responseCache = new ResponseCache({
+      maxBytes: config.RESPONSE_CACHE_MAX_BYTES,
+      db,
+      events: metrics.responseCacheEvents,
+      replicas: replicas ? { set: replicas, maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS } : undefined,
+    });
     metrics.observeResponseCache(responseCache);
     // Resolved even without a worker: the embedded database gets its key on first start, so that
     // `admin` commands and separate workers find it in the data directory.
@@ -134,6 +159,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       guard,
       issued,
       responseCache,
+      replicas: replicas ?? undefined,
       logger,
       redactor: createRedactor([config.INTERNAL_API_TOKEN, config.METRICS_TOKEN]),
       trustProxy: config.TRUST_PROXY,
@@ -151,6 +177,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         schema,
         registry,
         db,
+        reads: replicas ? () => replicas.reader()?.db ?? db : undefined,
         token: config.INTERNAL_API_TOKEN,
         logger,
         metrics,

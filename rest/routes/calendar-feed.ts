@@ -5,6 +5,7 @@ import type { IssuedCredentials } from '../../src/auth/issued-credentials.ts';
 import { buildCalendarFeed } from '../../src/calendar/feed.ts';
 import { activeFeedOf } from '../../src/calendar/feed-credential.ts';
 import type { DataVersion } from '../../src/db/data-versions.ts';
+import type { Database } from '../../src/db/database.ts';
 import { ApiError } from '../../src/errors.ts';
 import type { OperationRuntime } from '../../src/graphql/execute-operation.ts';
 import type { CompiledOperations } from '../../src/graphql/operations.ts';
@@ -16,6 +17,8 @@ import type { RateLimiters } from '../../src/rate-limit/limiters.ts';
 import { allowReadOnly } from '../checks/read-only.ts';
 
 export interface CalendarFeedDependencies extends OperationRuntime {
+  /** The primary: feed tokens are looked up there, so that a revoked one is refused at once. */
+  db: Database;
   operations: CompiledOperations;
   rateLimiters: RateLimiters;
   guard: FailureGuard;
@@ -83,7 +86,7 @@ export function calendarFeedRouter(deps: CalendarFeedDependencies): Router {
     const variables = { workspaceId: feed.workspaceId, calendar: true };
     const answer = await deps.responseCache.answer(
       { answer: 'calendar', workspaceId: feed.workspaceId, variables, version: dataVersion },
-      async () => [Buffer.from(await buildCalendarFeed(deps, deps.operations.courses, feed.workspaceId), 'utf8')],
+      async (db) => [Buffer.from(await buildCalendarFeed({ ...deps, db }, deps.operations.courses, feed.workspaceId), 'utf8')],
     );
     res.locals.cache = answer.outcome;
     if (dataVersion === null && unchanged(etagOfBody(answer.body))) {

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { Database } from '../../src/db/database.ts';
 import { pendingMigrations } from '../../src/db/migrate.ts';
+import type { ReplicaSet } from '../../src/db/replicas.ts';
 import { JSON_CONTENT_TYPE } from '../../src/http-answers.ts';
 
 interface Readiness {
@@ -14,9 +15,11 @@ const READINESS_CHECK_INTERVAL_MS = 1000;
 /**
  * `/healthz`: the process answers. `/readyz`: the database answers, its schema is current and the
  * instance is not shutting down. No auth, no data. The database is asked at most once per second
- * per process, however often /readyz is called: it cannot be used to load the database.
+ * per process, however often /readyz is called: it cannot be used to load the database. With
+ * read replicas the body lists each one's state (from their own checks, no statement here): a
+ * replica down or lagging is skipped for the primary, so the instance stays ready.
  */
-export function healthRouter(db: Database, lifecycle: { draining: boolean }): Router {
+export function healthRouter(db: Database, lifecycle: { draining: boolean }, replicas?: Pick<ReplicaSet, 'statuses'>): Router {
   const router = Router();
   const check = async (): Promise<Readiness> => {
     try {
@@ -43,7 +46,7 @@ export function healthRouter(db: Database, lifecycle: { draining: boolean }): Ro
     res.locals.route = '/readyz';
     if (lifecycle.draining) return send(res, 503, { status: 'unavailable', reason: 'shutting down' });
     const { status, body } = await readiness();
-    send(res, status, body);
+    send(res, status, replicas ? { ...body, replicas: replicas.statuses() } : body);
   });
   return router;
 }

@@ -58,8 +58,8 @@ export function publicV1Router(deps: PublicV1Dependencies): Router {
     '/courses',
     listRoute('courses', 'courses:read', async (req, res, apiKey) => {
       const variables = { workspaceId: apiKey.workspaceId, calendar: false };
-      const answer = await deps.responseCache.answer({ answer: 'courses', workspaceId: apiKey.workspaceId, variables }, async () =>
-        listBody(courseRunsOf(await executeOperation(deps, deps.operations.courses, variables, { Workspace: apiKey.workspace })), toCourse),
+      const answer = await deps.responseCache.answer({ answer: 'courses', workspaceId: apiKey.workspaceId, variables }, async (db) =>
+        listBody(courseRunsOf(await executeOperation({ ...deps, db }, deps.operations.courses, variables, { Workspace: apiKey.workspace })), toCourse),
       );
       res.locals.cache = answer.outcome;
       sendListBody(req, res, answer.body, answer.length);
@@ -73,9 +73,9 @@ export function publicV1Router(deps: PublicV1Dependencies): Router {
       // The participant variant is one of the variables, so it is part of the cache key: a key
       // without participants:read never gets bytes built for one with it.
       const variables = { workspaceId: apiKey.workspaceId, withParticipant };
-      const answer = await deps.responseCache.answer({ answer: 'bookings', workspaceId: apiKey.workspaceId, variables }, async () =>
+      const answer = await deps.responseCache.answer({ answer: 'bookings', workspaceId: apiKey.workspaceId, variables }, async (db) =>
         listBody(
-          bookingsOf(await executeOperation(deps, deps.operations.bookings, variables, { Workspace: apiKey.workspace })),
+          bookingsOf(await executeOperation({ ...deps, db }, deps.operations.bookings, variables, { Workspace: apiKey.workspace })),
           (booking) => toBooking(booking, withParticipant),
         ),
       );

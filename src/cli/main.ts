@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadConfig, preparedStatementsSetting } from '../config.ts';
 import { startTracing } from '../observability/tracing.ts';
 
 let config;
@@ -20,7 +20,14 @@ const code = await runCli(process.argv.slice(2), {
   config,
   secretKeyFromDataDir: !config.DATABASE_URL,
   openDb: () =>
-    openDatabase({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: 2, applicationName: 'course-booking-admin' }),
+    openDatabase({
+      url: config.DATABASE_URL,
+      directUrl: config.DATABASE_DIRECT_URL,
+      preparedStatements: preparedStatementsSetting(config),
+      dataDir: config.DATA_DIR,
+      poolSize: 2,
+      applicationName: 'course-booking-admin',
+    }),
 });
 process.exitCode = code;
 await tracing?.shutdown().catch((error: unknown) => process.stderr.write(`warning: exporting the last spans failed: ${String(error)}\n`));

@@ -174,7 +174,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description The database is reachable, its migrations are current and the instance is not shutting down. No authentication, no data.
+         * @description The database is reachable, its migrations are current and the instance is not shutting down. No authentication, no data. With read replicas, `replicas` gives each one's state; one down or lagging does not make the instance unready.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -392,6 +392,13 @@ export interface components {
             status: "ok" | "ready" | "unavailable";
             /** @enum {string} */
             reason?: "database unreachable" | "migrations pending" | "shutting down";
+            /** @description Only where read replicas are configured: each one's state. A replica that is down or lagging is skipped and the primary answers its reads, so the instance stays ready. */
+            replicas?: {
+                /** @description The replica's place in the configuration, from 1. */
+                replica: number;
+                /** @enum {string} */
+                state: "ok" | "lagging" | "down";
+            }[];
         };
         /**
          * @description An opaque identifier; never a sequence number. Do not parse it.

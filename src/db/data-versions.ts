@@ -51,3 +51,31 @@ export async function readDataVersion(db: Queryable, workspaceId: string): Promi
 export function toDataVersion(value: unknown): DataVersion | null {
   return typeof value === 'string' ? value : null;
 }
+
+/**
+ * The count part of a version: how many changes to the workspace its server had committed. Along
+ * one history (a primary and the standbys that replay it) a larger count is a later state; it is
+ * what orders versions read on different servers, whose versions never compare equal.
+ */
+export function committedCount(version: DataVersion): number {
+  return Number.parseInt(version.slice(0, version.indexOf('/')), 10);
+}
+
+/**
+ * Runs `work` on `connection` in one REPEATABLE READ, READ ONLY transaction that first reads the
+ * workspace's data version: every statement of `work` sees exactly the data that version counts,
+ * on a primary and on a standby alike. Where answers from several servers meet (read replicas),
+ * an answer's version then says exactly how new it is, not merely how new it is at least.
+ */
+export async function inVersionSnapshot<T>(connection: Queryable, workspaceId: string, work: () => Promise<T>): Promise<{ version: DataVersion | null; value: T }> {
+  await connection.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+  try {
+    const version = await readDataVersion(connection, workspaceId);
+    const value = await work();
+    await connection.query('COMMIT');
+    return { version, value };
+  } catch (error) {
+    await connection.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}

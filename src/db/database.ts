@@ -5,6 +5,8 @@ import { isDatabaseUnavailable } from '../errors.ts';
 import { acquireLock, publishConnection, readLiveLock, releaseLock } from './embedded-lock.ts';
 import { serveEmbedded, type EmbeddedSocket } from './embedded-socket.ts';
 import { ensurePrivateDirectory, removeGroupAndOtherAccess } from './private-files.ts';
+import { poolTraits, type PoolTraits } from './server-probe.ts';
+import { StatementNames } from './statement-names.ts';
 
 // timestamptz and timestamp arrive as Date; int8 counts as numbers (they stay far below 2^53).
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
@@ -31,8 +33,17 @@ export interface Queryable {
 
 export interface Database extends Queryable {
   readonly kind: DatabaseKind;
-  /** A connection string other pg clients (migrations, the job queue) can use. */
+  /** A connection string other pg clients can use (through the same pooler, if any). */
   readonly connectionString: string;
+  /**
+   * Where session work goes: migrations (an advisory lock) and the job queue (LISTEN, advisory
+   * locks), which a pooler in transaction mode cannot carry. `DATABASE_DIRECT_URL`, else the same.
+   */
+  readonly directConnectionString: string;
+  /** Whether `queryArrays` and `queryConfig` prepare their statements by name. */
+  readonly namedStatements: boolean;
+  /** Whether a pooler answers at `connectionString` instead of PostgreSQL itself (`probeServer`). */
+  readonly pooler: boolean;
   readonly pool: pg.Pool;
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(
     text: string,
@@ -65,6 +76,13 @@ export interface Database extends Queryable {
 export interface DatabaseOptions {
   /** A PostgreSQL connection string; without it an embedded PostgreSQL (PGlite) is used. */
   url?: string | undefined;
+  /** PostgreSQL without a pooler in between, for session work; `url` when absent. */
+  directUrl?: string | undefined;
+  /**
+   * Named prepared statements: `auto` uses them when the connection reaches PostgreSQL itself and
+   * not a pooler (`probeServer`); never on the embedded database.
+   */
+  preparedStatements?: boolean | 'auto' | undefined;
   /** Where the embedded database keeps its files; `memory://` keeps it in memory. */
   dataDir?: string | undefined;
   /** Let other processes reach this process's embedded database through its socket. */
@@ -83,35 +101,9 @@ export interface DatabaseOptions {
 
 const DEFAULT_POOL_SIZE = 10;
 
-/**
- * How many distinct statements one process prepares by name. The data layer's statements are
- * generated from the registry, one per selection shape, so a process meets a bounded set of them;
- * past this bound (many ad hoc internal GraphQL selections) statements are sent unnamed again,
- * so that no connection keeps an ever-growing set of prepared statements.
- */
-const MAX_NAMED_STATEMENTS = 500;
-
-/**
- * Names for the statements of `queryArrays`. A named statement is parsed and planned once per
- * connection (PostgreSQL then settles on a generic plan), where an unnamed one is parsed and
- * planned on every execution: for the listing statements that is most of the database's work.
- */
-class StatementNames {
-  readonly #names = new Map<string, string>();
-
-  nameOf(text: string): string | undefined {
-    let name = this.#names.get(text);
-    if (name === undefined && this.#names.size < MAX_NAMED_STATEMENTS) {
-      name = `svc_${this.#names.size + 1}`;
-      this.#names.set(text, name);
-    }
-    return name;
-  }
-}
-
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.url) {
-    return wrapPool('postgres', options.url, options, async () => {});
+    return wrapPool('postgres', options.url, options, async () => {}, await poolTraits(options.url, options));
   }
   return openEmbedded(options);
 }
@@ -125,7 +117,7 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
     if (holder?.connectionString) {
       // Another process (the server) has these files open: use its socket, whose directory it
       // left in the lock file (the socket's directory lets only this user in).
-      return wrapPool('embedded', holder.connectionString, { ...options, poolSize: 2 }, async () => {});
+      return wrapPool('embedded', holder.connectionString, { ...options, poolSize: 2 }, async () => {}, EMBEDDED);
     }
     await acquireLock(dataDir);
   }
@@ -150,15 +142,20 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
     await socket.close();
     await opened.close();
     if (!inMemory) await releaseLock(dataDir);
-  });
+  }, EMBEDDED);
   return Object.assign(database, { dumpData: () => opened.dumpDataDir('none') });
 }
+
+// Every connection to the embedded database shares one PGlite session, where two connections'
+// statements of the same name would collide: there statements stay unnamed.
+const EMBEDDED: PoolTraits = { startupParameters: false, namedStatements: false };
 
 async function wrapPool(
   kind: DatabaseKind,
   connectionString: string,
   options: DatabaseOptions,
   closeBackend: () => Promise<void>,
+  traits: PoolTraits,
 ): Promise<Database> {
   const pool = new pg.Pool({
     connectionString,
@@ -166,8 +163,10 @@ async function wrapPool(
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
     idleTimeoutMillis: 30_000,
     application_name: options.applicationName ?? 'course-booking-api',
+    // Through a pooler the role's own timeout applies (checked by openDatabase); the client-side
+    // bound stays, so that a statement the pooler holds in its queue never hangs a request.
     ...(kind === 'postgres' && options.statementTimeoutMs
-      ? { statement_timeout: options.statementTimeoutMs, query_timeout: options.statementTimeoutMs + 1_000 }
+      ? { ...(traits.startupParameters ? { statement_timeout: options.statementTimeoutMs } : {}), query_timeout: options.statementTimeoutMs + 1_000 }
       : {}),
   });
   // An idle client losing its connection (database restart) must not crash the process;
@@ -176,9 +175,23 @@ async function wrapPool(
   pool.on('connect', (client) => client.on('error', () => {}));
   const listeners = new Set<QueryListener>();
   let closed = false;
-  // Every connection to the embedded database shares one PGlite session, where two connections'
-  // statements of the same name would collide: there statements stay unnamed.
-  const names = kind === 'postgres' ? new StatementNames() : null;
+  let names = traits.namedStatements ? new StatementNames() : null;
+  // Unknown while the server could not be reached: no warning about a pooler that may not be there.
+  let pooled = kind === 'postgres' && !traits.startupParameters && !traits.later;
+  let later = traits.later;
+  // New connections are made from the pool's options (pg-pool's `options`, read per connection).
+  pool.on('connect', () => {
+    const ask = later;
+    if (!ask) return;
+    later = undefined;
+    ask()
+      .then((found) => {
+        if (found.startupParameters && options.statementTimeoutMs) pool.options.statement_timeout = options.statementTimeoutMs;
+        if (found.namedStatements) names = new StatementNames();
+        pooled = !found.startupParameters;
+      })
+      .catch(() => (later = ask));
+  });
   const arrayQuery = (text: string, values: readonly unknown[]): pg.QueryArrayConfig => ({
     name: names?.nameOf(text),
     text,
@@ -201,6 +214,13 @@ async function wrapPool(
   const database: Database = {
     kind,
     connectionString,
+    directConnectionString: kind === 'postgres' ? (options.directUrl ?? connectionString) : connectionString,
+    get namedStatements() {
+      return names !== null;
+    },
+    get pooler() {
+      return pooled;
+    },
     pool,
     query(text, values) {
       for (const listener of listeners) listener(text);
@@ -214,7 +234,7 @@ async function wrapPool(
     queryConfig(config) {
       for (const listener of listeners) listener(config.text);
       const values = (config.values ?? []) as unknown[];
-      return pool.query(kind === 'postgres' && config.name ? { name: config.name, text: config.text, values } : { text: config.text, values });
+      return pool.query(names && config.name ? { name: config.name, text: config.text, values } : { text: config.text, values });
     },
     async withConnection(work) {
       const client = await pool.connect();

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { packagePath } from '../package-root.ts';
-import type { Database } from './database.ts';
+import { openDatabase, type Database } from './database.ts';
 
 const MIGRATIONS_DIR = packagePath('src', 'db', 'migrations');
 const MIGRATIONS_TABLE = 'schema_migrations';
@@ -70,16 +70,31 @@ async function isSchemaCurrent(db: Database): Promise<boolean> {
  * 1763801000000): one statement when nothing needs it.
  */
 export async function migrate(db: Database): Promise<MigrationResult> {
-  const result = (await isSchemaCurrent(db)) ? { applied: [] } : await migrateAll(db);
+  const result = (await isSchemaCurrent(db)) ? { applied: [] } : await migrateDirect(db);
   await db.query('SELECT restore_trigger_roles()');
   return result;
+}
+
+/**
+ * Migrations hold an advisory lock for their whole run and the job queue's take another: session
+ * state, which a pooler in transaction mode would hand to other clients. They run on
+ * `DATABASE_DIRECT_URL` when it is set apart from `DATABASE_URL`.
+ */
+async function migrateDirect(db: Database): Promise<MigrationResult> {
+  if (db.directConnectionString === db.connectionString) return migrateAll(db);
+  const direct = await openDatabase({ url: db.directConnectionString, poolSize: 2, applicationName: 'course-booking-migrate' });
+  try {
+    return await migrateAll(direct);
+  } finally {
+    await direct.close();
+  }
 }
 
 async function migrateAll(db: Database): Promise<MigrationResult> {
   const result = await migrateOwn(db);
   const { Logger, runMigrations } = await import('graphile-worker');
   // graphile-worker's own log lines are dropped: the service logs what matters about deliveries.
-  await runMigrations({ pgPool: db.pool, noPreparedStatements: db.kind === 'embedded', logger: new Logger(() => () => {}) });
+  await runMigrations({ pgPool: db.pool, noPreparedStatements: !db.namedStatements, logger: new Logger(() => () => {}) });
   return result;
 }
 

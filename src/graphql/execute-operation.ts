@@ -10,7 +10,8 @@ import { Selections } from './selection.ts';
 
 /** What running a fixed operation in-process needs. */
 export interface OperationRuntime {
-  db: Database;
+  /** The primary's pool, or one held connection (a replica's, in a snapshot). */
+  db: Pick<Database, 'withConnection'>;
   registry: ResourceRegistry;
 }
 

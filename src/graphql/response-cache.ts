@@ -1,7 +1,10 @@
 import { LRUCache } from 'lru-cache';
 import { Flights, NextFlights } from '../flights.ts';
-import type { Database } from '../db/database.ts';
-import { readDataVersion, type DataVersion } from '../db/data-versions.ts';
+import type { Database, Queryable } from '../db/database.ts';
+import { committedCount, inVersionSnapshot, readDataVersion, type DataVersion } from '../db/data-versions.ts';
+import type { ReplicaSet } from '../db/replicas.ts';
+import { isDatabaseUnavailable } from '../errors.ts';
+import { ServedCounts } from './served-counts.ts';
 
 /**
  * How a request's answer was produced, for the request log and the metrics:
@@ -26,6 +29,22 @@ export interface ResponseCacheOptions {
   maxBytes: number;
   db: Pick<Database, 'withConnection'>;
   events?: ResponseCacheEvents;
+  /** Streaming replicas that take the reads while they keep up (DATABASE_REPLICA_URL). */
+  replicas?: { set: Pick<ReplicaSet, 'reader'>; maxLagMs: number } | undefined;
+}
+
+/** Where an answer is built: the primary's pool, or the one replica connection of the request. */
+export type BuildTarget = Pick<Database, 'withConnection'>;
+
+/** Builds the exact bytes of an answer, reading through `db`. */
+export type BuildAnswer = (db: BuildTarget) => Promise<Buffer[]>;
+
+/** Statements on a replica fail this way when it goes away or replay cancels them: read on the primary instead. */
+function isReplicaFailure(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if ((cause as { code?: unknown }).code === '40001') return true;
+  }
+  return isDatabaseUnavailable(error);
 }
 
 /** One answer to be served: what it is, for whom, from which fixed operation's variables. */
@@ -60,6 +79,11 @@ interface Built {
   stored: boolean;
 }
 
+const keyOf = (request: AnswerRequest) => `${request.answer}\n${request.workspaceId}\n${JSON.stringify(request.variables)}`;
+
+/** One held connection as a build target: every statement of the build runs on it. */
+const onConnection = (connection: Queryable): BuildTarget => ({ withConnection: (work) => work(connection) });
+
 const lengthOf = (pieces: readonly Buffer[]) => pieces.reduce((sum, piece) => sum + piece.length, 0);
 
 function ownCopy(piece: Buffer): Buffer {
@@ -85,6 +109,9 @@ export class ResponseCache {
   readonly maxBytes: number;
   readonly #db: Pick<Database, 'withConnection'>;
   readonly #events: ResponseCacheEvents | undefined;
+  readonly #replicas: ResponseCacheOptions['replicas'];
+  /** With replicas only: how new the answers served lately were, per workspace. */
+  readonly #served: ServedCounts | null;
   readonly #entries: LRUCache<string, Entry> | null;
   /** Builds under way, by key and version: concurrent requests for the same answer share one. */
   readonly #builds = new Flights<string, Built>();
@@ -103,6 +130,8 @@ export class ResponseCache {
     this.maxBytes = options.maxBytes;
     this.#db = options.db;
     this.#events = options.events;
+    this.#replicas = options.replicas;
+    this.#served = options.replicas ? new ServedCounts(options.replicas.maxLagMs) : null;
     this.#entries =
       options.maxBytes > 0
         ? new LRUCache<string, Entry>({
@@ -130,31 +159,100 @@ export class ResponseCache {
 
   /**
    * The answer for this request: cached bytes of the workspace's current data version, or built by
-   * `build` (the exact bytes to send, in pieces).
+   * `build` (the exact bytes to send, in pieces). With replicas, a replica that keeps up answers
+   * when it holds at least what this instance last served of the workspace; the primary otherwise.
    */
-  async answer(request: AnswerRequest, build: () => Promise<Buffer[]>): Promise<Answer> {
+  async answer(request: AnswerRequest, build: BuildAnswer): Promise<Answer> {
+    const reader = this.#replicas?.set.reader(request.workspaceId);
+    if (reader) {
+      try {
+        const answered = await this.#fromReplica(reader.db, `replica ${reader.replica}`, request, build);
+        if (answered) return answered;
+      } catch (error) {
+        if (!isReplicaFailure(error)) throw error;
+        reader.failed();
+      }
+    }
+    return this.#fromPrimary(request, build);
+  }
+
+  async #fromPrimary(request: AnswerRequest, build: BuildAnswer): Promise<Answer> {
     const entries = this.#entries;
     if (!entries) {
-      const body = await build();
+      const body = await this.#buildCounted(this.#db, request, build);
       return this.#done(request, { body, length: lengthOf(body), outcome: 'off' });
     }
     const version = request.version !== undefined ? request.version : await this.#readVersion(request.workspaceId);
     if (version === null) {
       // Nothing says whether the data changed since an entry was built: neither serve nor store one.
-      const body = await build();
+      const body = await this.#buildCounted(this.#db, request, build);
       return this.#done(request, { body, length: lengthOf(body), outcome: 'bypass' });
     }
     const learnt = (this.#learnt += 1);
-    const key = `${request.answer}\n${request.workspaceId}\n${JSON.stringify(request.variables)}`;
+    const key = keyOf(request);
     const cached = entries.get(key);
-    if (cached?.version === version) return this.#done(request, { body: cached.body, length: cached.length, outcome: 'hit' });
-
-    const { value: built, joined } = await this.#builds.share(`${key}\n${version}`, () => this.#build(key, version, learnt, build));
+    if (cached?.version === version) {
+      this.#served?.raise(request.workspaceId, committedCount(version));
+      return this.#done(request, { body: cached.body, length: cached.length, outcome: 'hit' });
+    }
+    const { value: built, joined } = await this.#builds.share(`${key}\n${version}`, async () => {
+      if (!this.#served) return this.#build(key, version, learnt, await build(this.#db));
+      // Where replicas answer too, the entry is stored under the version of its own snapshot.
+      return this.#db.withConnection(async (connection) => {
+        const exact = await inVersionSnapshot(connection, request.workspaceId, () => build(onConnection(connection)));
+        if (exact.version === null) return { body: exact.value, length: lengthOf(exact.value), stored: false };
+        this.#served!.raise(request.workspaceId, committedCount(exact.version));
+        return this.#build(key, exact.version, learnt, exact.value);
+      });
+    });
     return this.#done(request, { body: built.body, length: built.length, outcome: !built.stored ? 'bypass' : joined ? 'shared' : 'miss' });
   }
 
-  async #build(key: string, version: DataVersion, learnt: number, build: () => Promise<Buffer[]>): Promise<Built> {
-    const pieces = await build();
+  /** Built in one snapshot with its version, which then raises the served floor (replicas only). */
+  async #buildCounted(db: BuildTarget, request: AnswerRequest, build: BuildAnswer): Promise<Buffer[]> {
+    if (!this.#served) return build(db);
+    return db.withConnection(async (connection) => {
+      const exact = await inVersionSnapshot(connection, request.workspaceId, () => build(onConnection(connection)));
+      if (exact.version !== null) this.#served!.raise(request.workspaceId, committedCount(exact.version));
+      return exact.value;
+    });
+  }
+
+  /**
+   * The answer from one replica connection, or null when the replica is behind what this instance
+   * served of the workspace (or what the caller's own version read on the primary saw): the
+   * primary answers then. A hit costs the version read; a build runs in one snapshot with the
+   * version it is stored under, so the entry's version says exactly how new its data is.
+   */
+  async #fromReplica(replica: Database, server: string, request: AnswerRequest, build: BuildAnswer): Promise<Answer | null> {
+    const ws = request.workspaceId;
+    const served = this.#served!;
+    const atLeast = () => Math.max(served.floor(ws), request.version ? committedCount(request.version) : 0);
+    const entries = this.#entries;
+    return replica.withConnection(async (connection) => {
+      // Entries per server: versions of two servers never match, so one entry would be rebuilt on each switch.
+      const key = `${keyOf(request)}\n${server}`;
+      if (entries) {
+        const version = await readDataVersion(connection, ws);
+        if (version === null || committedCount(version) < atLeast()) return null;
+        const cached = entries.get(key);
+        if (cached?.version === version) {
+          served.raise(ws, committedCount(version));
+          return this.#done(request, { body: cached.body, length: cached.length, outcome: 'hit' });
+        }
+      }
+      const exact = await inVersionSnapshot(connection, ws, () => build(onConnection(connection)));
+      // Checked again at the end: an answer served meanwhile may have raised the floor.
+      if (exact.version === null || committedCount(exact.version) < atLeast()) return null;
+      served.raise(ws, committedCount(exact.version));
+      const body = exact.value;
+      if (!entries) return this.#done(request, { body, length: lengthOf(body), outcome: 'off' });
+      const built = this.#build(key, exact.version, (this.#learnt += 1), body);
+      return this.#done(request, { body: built.body, length: built.length, outcome: built.stored ? 'miss' : 'bypass' });
+    });
+  }
+
+  #build(key: string, version: DataVersion, learnt: number, pieces: Buffer[]): Built {
     const length = lengthOf(pieces);
     if (length + key.length > this.maxBytes) return { body: pieces, length, stored: false };
     // Kept as built, without a copy of the whole (a /courses of a large workspace is tens of MB);

@@ -7,7 +7,7 @@ import express, { type Express, type RequestHandler, type Response } from 'expre
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { BOOTSTRAP_TOKEN_NAME, findActiveInternalToken, type InternalPrincipal } from '../auth/internal-token-store.ts';
 import { isWellFormedInternalToken, sha256 } from '../auth/secret-format.ts';
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import type { ResourceRegistry } from '../db/resource-registry.ts';
 import { ApiError, isDatabaseUnavailable } from '../errors.ts';
 import { requestContext } from '../graphql/execute-operation.ts';
@@ -25,6 +25,11 @@ export interface InternalAppOptions {
   schema: GraphQLSchema;
   registry: ResourceRegistry;
   db: Database;
+  /**
+   * Where a request's reads go: a replica that keeps up, chosen once per request so that all its
+   * statements read one server; `db` when absent. Tokens are always looked up in `db`.
+   */
+  reads?: (() => Queryable) | undefined;
   /** INTERNAL_API_TOKEN: the operators' bootstrap token, every workspace. */
   token: string;
   logger: Logger;
@@ -138,7 +143,7 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     expressMiddleware(apollo, {
       context: async ({ res }) => {
         const principal = (res.locals as { principal: InternalPrincipal }).principal;
-        const context = requestContext(options, { workspaces: principal.workspaces });
+        const context = requestContext({ registry: options.registry, db: options.reads?.() ?? options.db }, { workspaces: principal.workspaces });
         const audit = auditRecordOf(res);
         audit.rows = () => context.loaders.rowsRead;
         return { ...context, audit };

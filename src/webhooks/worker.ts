@@ -34,7 +34,8 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     },
   });
   const embedded = db.kind === 'embedded';
-  const pool = new pg.Pool({ connectionString: db.connectionString, max: Math.min(config.WEBHOOK_CONCURRENCY, 4) + 1, application_name: 'course-booking-webhooks' });
+  // LISTEN and graphile-worker's advisory locks are session state: the direct URL, past any pooler.
+  const pool = new pg.Pool({ connectionString: db.directConnectionString, max: Math.min(config.WEBHOOK_CONCURRENCY, 4) + 1, application_name: 'course-booking-webhooks' });
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   let runner: Runner;

@@ -1,81 +1,18 @@
-import { execFile } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { POSTGRES_BIN, ThrowawayCluster } from '../support/throwaway-cluster.ts';
 import { describeWhere } from '../support/variants.ts';
 
-const run = promisify(execFile);
-const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort() : [];
-const BIN = versions.length > 0 ? `/usr/lib/postgresql/${versions.at(-1)}/bin` : null;
-const isRoot = process.getuid?.() === 0;
-
-if (!BIN) console.warn('database outage test not run: no PostgreSQL server binaries under /usr/lib/postgresql');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** A PostgreSQL cluster of this test's own, so that the machine's shared server is never stopped. */
-class ThrowawayCluster {
-  constructor(readonly dir: string, readonly port: number) {}
-
-  static async create(): Promise<ThrowawayCluster> {
-    const dir = await mkdtemp(join(tmpdir(), 'pg-outage-'));
-    if (isRoot) {
-      const { stdout } = await run('id', ['-u', 'postgres']);
-      const { stdout: group } = await run('id', ['-g', 'postgres']);
-      await chown(dir, Number(stdout), Number(group));
-    }
-    const cluster = new ThrowawayCluster(dir, await freePort());
-    await cluster.pg('initdb', ['-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync']);
-    await cluster.start();
-    return cluster;
-  }
-
-  get url(): string {
-    return `postgresql://postgres@127.0.0.1:${this.port}/postgres`;
-  }
-
-  async pg(tool: string, args: string[]): Promise<void> {
-    const command = join(BIN!, tool);
-    if (isRoot) await run('runuser', ['-u', 'postgres', '--', command, ...args], { cwd: this.dir });
-    else await run(command, args, { cwd: this.dir });
-  }
-
-  start(): Promise<void> {
-    return this.pg('pg_ctl', ['-D', join(this.dir, 'data'), '-l', join(this.dir, 'log'), '-w', '-o', `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1`, 'start']);
-  }
-
-  stop(): Promise<void> {
-    return this.pg('pg_ctl', ['-D', join(this.dir, 'data'), '-m', 'fast', '-w', 'stop']);
-  }
-
-  async destroy(): Promise<void> {
-    await this.stop().catch(() => {});
-    await rm(this.dir, { recursive: true, force: true });
-  }
-}
-
-describeWhere(BIN ? null : 'no PostgreSQL server binaries under /usr/lib/postgresql', 'PostgreSQL stopped and started under load', () => {
+describeWhere(POSTGRES_BIN ? null : 'no PostgreSQL server binaries under /usr/lib/postgresql', 'PostgreSQL stopped and started under load', () => {
   let cluster: ThrowawayCluster;
   let server: ServerProcess;
   let ws: SeededWorkspace;
 
   beforeAll(async () => {
-    cluster = await ThrowawayCluster.create();
+    cluster = await ThrowawayCluster.create('pg-outage-');
     const db = await openDatabase({ url: cluster.url });
     await migrate(db);
     ws = await seedWorkspace(db, contractFixture('Outage', 5));

@@ -52,4 +52,19 @@ describeOnEachDatabase('listing statements on %s', (target) => {
     expect(prepared).toHaveLength(1);
     expect(prepared[0]!.name).toMatch(/^svc_\d+$/);
   });
+
+  if (target === 'postgres') it('prepares nothing by name with DATABASE_PREPARED_STATEMENTS=false, and answers the same bodies', async () => {
+    const unnamed = await openDatabase({ url: owner.connectionString, poolSize: 1, preparedStatements: false });
+    const plain = await startTestApi(unnamed);
+    try {
+      const first = await plain.call('/api/public/v1/bookings', { key: seeded.fullKey });
+      expect(first.text).toBe((await api.call('/api/public/v1/bookings', { key: seeded.fullKey })).text);
+      expect((await plain.call('/api/public/v1/bookings', { key: seeded.fullKey })).status).toBe(200);
+      const named = await unnamed.query<{ count: number }>('SELECT count(*)::int AS count FROM pg_prepared_statements');
+      expect(named.rows[0]!.count).toBe(0);
+    } finally {
+      await plain.close();
+      await unnamed.close();
+    }
+  });
 });

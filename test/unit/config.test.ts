@@ -38,6 +38,22 @@ describe('configuration', () => {
     expect(wantsDemo(loadConfig({ DEMO: 'false' }))).toBe(false);
   });
 
+  it('takes a direct URL for session work only beside DATABASE_URL, and prepared statements as auto, true or false', () => {
+    expect(loadConfig({}).DATABASE_PREPARED_STATEMENTS).toBe('auto');
+    const direct = loadConfig({ DATABASE_URL: 'postgresql://pooler:6432/x', DATABASE_DIRECT_URL: 'postgresql://db:5432/x', DATABASE_PREPARED_STATEMENTS: 'false' });
+    expect(direct).toMatchObject({ DATABASE_DIRECT_URL: 'postgresql://db:5432/x', DATABASE_PREPARED_STATEMENTS: 'false' });
+    expect(() => loadConfig({ DATABASE_DIRECT_URL: 'postgresql://db:5432/x' })).toThrow(/DATABASE_DIRECT_URL: needs DATABASE_URL/);
+    expect(() => loadConfig({ DATABASE_URL: 'postgresql://db/x', DATABASE_PREPARED_STATEMENTS: 'sometimes' })).toThrow(/DATABASE_PREPARED_STATEMENTS/);
+  });
+
+  it('takes read replicas as a comma-separated list beside DATABASE_URL, with a lag bound of a second by default', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgresql://primary/x', DATABASE_REPLICA_URL: 'postgresql://r1/x, postgres://r2/x' });
+    expect(config.DATABASE_REPLICA_URL).toEqual(['postgresql://r1/x', 'postgres://r2/x']);
+    expect(config.DATABASE_REPLICA_MAX_LAG_MS).toBe(1000);
+    expect(() => loadConfig({ DATABASE_REPLICA_URL: 'postgresql://r1/x' })).toThrow(/DATABASE_REPLICA_URL: needs DATABASE_URL/);
+    expect(() => loadConfig({ DATABASE_URL: 'postgresql://primary/x', DATABASE_REPLICA_URL: 'postgresql://r1/x,mysql://r2' })).toThrow(/DATABASE_REPLICA_URL/);
+  });
+
   it('ignores empty values and unrelated variables', () => {
     expect(loadConfig({ PORT: '', UNRELATED: 'x' }).PORT).toBe(3000);
   });
