@@ -92,14 +92,16 @@ export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): 
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ request, document }: GraphQLRequestContext<object>) {
+        async didResolveOperation({ request, document, operation }: GraphQLRequestContext<object>) {
           const problems: Problem[] = [];
           let cost: number;
           try {
             cost = getComplexity({
               schema,
               query: document!,
-              operationName: request.operationName,
+              // The operation Apollo Server resolved: the request's name may be empty or name none
+              // (an anonymous operation sent with a name), which the estimator cannot look up.
+              operationName: operation?.name?.value,
               variables: request.variables ?? {},
               estimators: [listCostEstimator(index, introspection, options.registry, problems)],
             });

@@ -30,6 +30,9 @@ async function typeQuery(page: Page, query: string): Promise<void> {
   await page.keyboard.press('ControlOrMeta+A');
   await page.keyboard.press('Backspace');
   await page.keyboard.insertText(query);
+  // GraphiQL takes the operation's name from the editor after a pause in typing; a run sent before
+  // it would carry the name of the document the editor held before.
+  await page.waitForTimeout(1000);
 }
 
 async function enterToken(page: Page, token: string): Promise<void> {

@@ -105,6 +105,21 @@ describeOnEachDatabase('hostile documents and bodies on the internal listener (%
     expect(statements).toBe(0);
   });
 
+  it('an operation name that names no operation of the document (an anonymous one, an empty name) is refused with 400 OPERATION_RESOLUTION_FAILURE, not an internal error', async () => {
+    for (const operationName of ['', 'Workspace']) {
+      const answer = await internal('/graphql', {
+        contentType: 'application/json',
+        body: JSON.stringify({ query: `{ workspace(id: "${ws.workspaceId}") { id } }`, operationName }),
+      });
+      expectRefused(answer, 400, 'OPERATION_RESOLUTION_FAILURE');
+    }
+    const named = await internal('/graphql', {
+      contentType: 'application/json',
+      body: JSON.stringify({ query: `query A { workspace(id: "${ws.workspaceId}") { id } } query B { workspace(id: "${ws.workspaceId}") { id } }`, operationName: 'B' }),
+    });
+    expect(named.status).toBe(200);
+  });
+
   it('an argument holding U+0000 and a DateTime no database holds (year 0000, February 30th) are refused with a 400 before any statement', async () => {
     const nul = await postCounting('query($id: ID!) { workspace(id: $id) { id } }', { id: 'ws_\u0000' });
     expectRefused(nul.answer, 400, 'invalid_request');
