@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import fresh from 'fresh';
 import { Router } from 'express';
 import type { IssuedCredentials } from '../../src/auth/issued-credentials.ts';
 import { buildCalendarFeed } from '../../src/calendar/feed.ts';
@@ -71,13 +72,15 @@ export function calendarFeedRouter(deps: CalendarFeedDependencies): Router {
     // The version was read in the token's own statement, sent after this request arrived: it
     // counts every change committed before the request.
     const dataVersion = feed.dataVersion;
-    // Sets the feed's validator; true when the client holds it already (express compares it with
-    // If-None-Match: weak comparison, lists and `*`, as RFC 9110 13.1.2 asks).
+    // Sets the feed's validator; true when the client holds it already. `fresh` (express's own
+    // freshness check) compares it with If-None-Match: weak comparison, lists and `*`, as RFC 9110
+    // 13.1.2 asks. Only that header is given to it: a revalidation that also sends
+    // `Cache-Control: no-cache` is still answered 304 when the feed is unchanged, as before.
     const unchanged = (etag: string) => {
       res.set('ETag', etag);
       // Calendar clients may keep the feed but must revalidate it: If-None-Match makes that cheap.
       res.set('Cache-Control', 'private, no-cache');
-      return req.fresh;
+      return fresh({ 'if-none-match': req.get('if-none-match') }, { etag });
     };
     if (dataVersion !== null && unchanged(etagOfVersion(feed.workspaceId, dataVersion))) {
       res.status(304).end();
