@@ -2,19 +2,18 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { errorCodes } from '../../src/errors.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { describeWhere } from '../support/variants.ts';
+import { chromiumMissing, launchChromium } from '../support/chromium.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
 const SCREENSHOT = new URL('../../test-results/docs-page.png', import.meta.url);
 
-describeWhere(hasChromium ? null : `no Chromium at ${CHROMIUM}: apt-get install chromium (.ci/run installs it)`, 'the API reference page in headless Chromium', () => {
+describeWhere(chromiumMissing, 'the API reference page in headless Chromium', () => {
   let db: Database;
   let api: TestApi;
   let userDataDir: string;
@@ -27,21 +26,7 @@ describeWhere(hasChromium ? null : `no Chromium at ${CHROMIUM}: apt-get install 
     db = await openTestDatabase('embedded');
     api = await startTestApi(db);
     userDataDir = await mkdtemp(join(tmpdir(), 'docs-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: { width: 1400, height: 1000 },
-    });
+    context = await launchChromium(userDataDir, { width: 1400, height: 1000 });
     page = context.pages()[0] ?? (await context.newPage());
     const origin = new URL(api.url).origin;
     // Every request the page makes goes through here: anything for another origin is recorded and never sent.

@@ -1,20 +1,15 @@
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { chromiumMissing, launchChromium } from '../support/chromium.ts';
+import { describeWhere } from '../support/variants.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
 const SCREENSHOT = new URL('../../test-results/graphql-explorer.png', import.meta.url);
 const TOKEN = 'explorer-bootstrap-token-4f9c2a7e1d';
 const WRONG_TOKEN = 'explorer-wrong-token-8b3e6d0c5a';
-
-if (!hasChromium) {
-  console.warn(`GraphQL explorer browser test not run: no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run installs it)`);
-}
 
 interface SeenRequest {
   method: string;
@@ -40,7 +35,7 @@ async function enterToken(page: Page, token: string): Promise<void> {
   await page.getByRole('button', { name: 'Use token' }).click();
 }
 
-describe.runIf(hasChromium)('the GraphQL explorer of a running server in headless Chromium', () => {
+describeWhere(chromiumMissing, 'the GraphQL explorer of a running server in headless Chromium', () => {
   let dataDir: string;
   let server: ServerProcess;
   let internalUrl: string;
@@ -72,21 +67,7 @@ describe.runIf(hasChromium)('the GraphQL explorer of a running server in headles
     workspaceId = /Demo workspace (ws_[0-9a-f]+)/.exec(server.output())![1]!;
 
     userDataDir = await mkdtemp(join(tmpdir(), 'explorer-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: { width: 1400, height: 900 },
-    });
+    context = await launchChromium(userDataDir, { width: 1400, height: 900 });
     const origin = new URL(internalUrl).origin;
     // Every request of every page and worker: recorded, and never sent when it is for another origin.
     await context.route('**/*', async (route) => {
