@@ -16,7 +16,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     // Most test time is spent waiting on databases and child processes, not on the CPU.
-    maxWorkers: 3,
+    maxWorkers: 4,
     projects: [
       // The test files of a worker share its loaded modules: loading the service anew for every file
       // cost about 3 s of CPU each. Every test builds its own server, database and state.
