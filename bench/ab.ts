@@ -7,7 +7,7 @@
 import { migrate } from '../src/db/migrate.ts';
 import { ENDPOINTS, openBenchDatabase, seed } from './database.ts';
 import { load, median, warmUp, wrkAvailable } from './load.ts';
-import { startFacade, stop } from './servers.ts';
+import { peakRssMb, startFacade, stop } from './servers.ts';
 import { SIZES } from './sizes.ts';
 
 const other = process.argv[2];
@@ -35,7 +35,7 @@ try {
       process.stderr.write(`round ${round + 1}: A ${ra.cpuMs.toFixed(3)} ms ${ra.rps.toFixed(0)} req/s, B ${rb.cpuMs.toFixed(3)} ms ${rb.rps.toFixed(0)} req/s\n`);
     }
     const range = (values: number[]) => `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}`;
-    process.stdout.write(`${label}: B / A server CPU per request ${median(cpu).toFixed(2)}× (${range(cpu)}), req/s ${median(rps).toFixed(2)}× (${range(rps)})\n`);
+    process.stdout.write(`${label}: B / A server CPU per request ${median(cpu).toFixed(2)}× (${range(cpu)}), req/s ${median(rps).toFixed(2)}× (${range(rps)}); peak RSS A ${(await peakRssMb(a.child)).toFixed(0)} MB, B ${(await peakRssMb(b.child)).toFixed(0)} MB\n`);
   } finally {
     await stop(a.child);
     await stop(b.child);

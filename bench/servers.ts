@@ -15,7 +15,10 @@ import type { Recording } from './recordings.ts';
 const ROOT = new URL('..', import.meta.url).pathname;
 const INTERNAL_TOKEN = randomBytes(24).toString('hex');
 
-export type ServerName = 'bare' | 'express' | 'hits' | 'off' | 'baseline';
+export type ServerName = 'bare' | 'express' | 'hits' | 'off' | 'baseline' | 'traced' | 'off-traced' | 'unprepared';
+
+/** The facades: cache hits or builds, and the variants of one setting each that bench/settings-cost.ts compares. */
+export type FacadeName = 'hits' | 'off' | 'traced' | 'off-traced' | 'unprepared';
 
 export interface Served {
   name: ServerName;
@@ -34,6 +37,9 @@ export const LABEL: Record<ServerName, string> = {
   hits: 'facade, cache hits',
   off: 'facade, cache off',
   baseline: 'baseline',
+  traced: 'facade, cache hits, tracing on',
+  'off-traced': 'facade, cache off, tracing on',
+  unprepared: 'facade, cache off, no prepared statements',
 };
 
 /** Until `url` answers `status`, at most 60 s. */
@@ -42,8 +48,8 @@ async function answering(url: string, status = 200): Promise<void> {
 }
 
 /** The Node.js arguments of `npm start`, so that the facade runs exactly as it is started. */
-export async function startArguments(): Promise<string[]> {
-  const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
+export async function startArguments(root = ROOT): Promise<string[]> {
+  const pkg = JSON.parse(await readFile(`${root}/package.json`, 'utf8')) as { scripts: { start: string } };
   const [program, ...args] = pkg.scripts.start.split(/\s+/);
   if (program !== 'node') throw new Error(`the start script does not run node: ${pkg.scripts.start}`);
   return args;
@@ -57,9 +63,9 @@ function spawnServer(args: string[], env: Record<string, string>, cwd = ROOT): C
  * The facade as `npm start` runs it, with production settings but the rate limit; from another
  * checkout's build when `root` names one (an A/B comparison).
  */
-export async function startFacade(name: 'hits' | 'off', env: Record<string, string>, root = ROOT): Promise<Served> {
+export async function startFacade(name: FacadeName, env: Record<string, string>, root = ROOT): Promise<Served> {
   const [port, internalPort] = [await getPort(), await getPort()];
-  const child = spawnServer(await startArguments(), {
+  const child = spawnServer(await startArguments(root), {
     ...env,
     PORT: String(port),
     INTERNAL_PORT: String(internalPort),
@@ -68,7 +74,7 @@ export async function startFacade(name: 'hits' | 'off', env: Record<string, stri
     // The rate limit is lifted by configuration only; every other setting is production's, the
     // response cache's default size included (or the cache turned off).
     RATE_LIMIT_MAX: '1000000000',
-    ...(name === 'off' ? { RESPONSE_CACHE_MAX_BYTES: '0' } : {}),
+    ...(name === 'off' || name === 'off-traced' || name === 'unprepared' ? { RESPONSE_CACHE_MAX_BYTES: '0' } : {}),
     LOG_LEVEL: 'info',
   }, root);
   const url = `http://127.0.0.1:${port}`;

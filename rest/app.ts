@@ -11,7 +11,7 @@ import { healthRouter } from './routes/health.ts';
 import type { ReplicaSet } from '../src/db/replicas.ts';
 import { setSecurityHeaders } from './middleware/security-headers.ts';
 import { calendarFeedRouter } from './routes/calendar-feed.ts';
-import { publicV1Router, type PublicV1Dependencies } from './routes/public-v1.ts';
+import { publicV1Routes, type PublicV1Dependencies } from './routes/public-v1.ts';
 import { sendError } from './send-error.ts';
 
 export interface PublicAppDependencies extends PublicV1Dependencies {
@@ -44,18 +44,23 @@ export function createPublicApp(deps: PublicAppDependencies): Express {
   app.set('etag', false);
   app.set('case sensitive routing', true);
   app.set('trust proxy', deps.trustProxy ?? false);
-  app.use(requestLog(deps.logger, deps.metrics, deps.redactor));
-  // Headers every answer carries, in one layer: each layer of the router costs every request.
+  const logRequest = requestLog(deps.logger, deps.metrics, deps.redactor);
+  const publicV1 = publicV1Routes(deps);
+  // One layer for what every request gets (its log line, the headers every answer carries) and
+  // for the list routes at their exact paths: each layer of the router costs every request.
   app.use((req, res, next) => {
+    logRequest(req, res);
     setSecurityHeaders(res);
     closeIfBodySent(req, res);
     // While draining, every answer ends its connection so that clients reconnect elsewhere.
     if (deps.lifecycle.draining) res.setHeader('Connection', 'close');
-    next();
+    const listRoute = publicV1.byPath.get(req.url);
+    if (listRoute) listRoute(req, res).catch(next);
+    else next();
   });
   // The API's own paths first, so that their requests pass no other router; the paths of the
   // routers below never overlap them.
-  app.use('/api/public/v1', publicV1Router(deps));
+  app.use('/api/public/v1', publicV1.router);
   app.use('/api/calendar/v1', calendarFeedRouter(deps));
   app.use(healthRouter(deps.db, deps.lifecycle, deps.replicas));
 

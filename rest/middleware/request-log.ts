@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { Request, Response } from 'express';
 import type { Logger, Redactor } from '../../src/logger.ts';
 import type { Metrics } from '../../src/observability/metrics.ts';
 
@@ -9,10 +9,10 @@ const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/;
  * One structured line per request: id, method, the matched route (or `unmatched`), the decoded
  * path and query with every secret redacted, status, duration, the key id (never the key) and how
  * the response cache answered. The request id is echoed in `X-Request-Id`; one that holds a secret
- * is replaced.
+ * is replaced. Called by the public app's first layer for every request.
  */
-export function requestLog(logger: Logger, metrics: Metrics, redactor: Redactor): RequestHandler {
-  return (req, res, next) => {
+export function requestLog(logger: Logger, metrics: Metrics, redactor: Redactor): (req: Request, res: Response) => void {
+  return (req, res) => {
     const started = process.hrtime.bigint();
     const incoming = req.get('x-request-id');
     const requestId = incoming && SAFE_REQUEST_ID.test(incoming) && !redactor.holdsSecret(incoming) ? incoming : randomUUID();
@@ -44,6 +44,5 @@ export function requestLog(logger: Logger, metrics: Metrics, redactor: Redactor)
         'request',
       );
     });
-    next();
   };
 }

@@ -1,4 +1,4 @@
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { ActiveApiKey, Authenticator } from '../../src/auth/authenticator.ts';
 import type { Scope } from '../../src/auth/scopes.ts';
 import type { Database } from '../../src/db/database.ts';
@@ -29,6 +29,20 @@ export interface PublicV1Dependencies {
 
 type Answer = (req: Request, res: Response, apiKey: ActiveApiKey) => Promise<void>;
 
+/** One list route: its checks in order, then its answer. */
+export type ListRoute = (req: Request, res: Response) => Promise<void>;
+
+export interface PublicV1Routes {
+  /** Mounted at `/api/public/v1`: every request under it that the exact paths below do not take. */
+  router: Router;
+  /**
+   * The list routes by their exact path (`/api/public/v1/courses`, no query string): the public
+   * app calls these from its first layer, so that the bulk of the traffic passes no router layer.
+   * The router runs the very same functions for every other spelling the router accepts.
+   */
+  byPath: ReadonlyMap<string, ListRoute>;
+}
+
 /**
  * `/api/public/v1`: the checks run in the order docs/contract-rules.md fixes (`http.checks-order`),
  * then the answer: the cached bytes of the workspace's current data version, or the fixed
@@ -38,12 +52,13 @@ type Answer = (req: Request, res: Response, apiKey: ActiveApiKey) => Promise<voi
  * Each route is one handler that runs its checks in turn: as a chain of router layers they cost
  * every request a layer each, a measurable share of a cached answer's time.
  */
-export function publicV1Router(deps: PublicV1Dependencies): Router {
+export function publicV1Routes(deps: PublicV1Dependencies): PublicV1Routes {
   const router = Router({ caseSensitive: true });
+  const byPath = new Map<string, ListRoute>();
   const consumeKeyLimit = keyRateLimit(deps.rateLimiters);
-  const listRoute = (name: string, scope: Scope, answer: Answer): RequestHandler => {
+  const listRoute = (name: string, scope: Scope, answer: Answer): ListRoute => {
     const route = `/api/public/v1/${name}`;
-    return async (req, res) => {
+    const handler: ListRoute = async (req, res) => {
       res.locals.route = route;
       assertReadOnly(req);
       const apiKey = await authenticateRequest(deps.authenticator, req, res);
@@ -52,6 +67,8 @@ export function publicV1Router(deps: PublicV1Dependencies): Router {
       assertNoQueryString(req, deps.redactor);
       await answer(req, res, apiKey);
     };
+    byPath.set(route, handler);
+    return handler;
   };
 
   router.all(
@@ -84,5 +101,5 @@ export function publicV1Router(deps: PublicV1Dependencies): Router {
     }),
   );
 
-  return router;
+  return { router, byPath };
 }

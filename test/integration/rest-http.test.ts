@@ -48,6 +48,22 @@ describeOnEachDatabase('HTTP surface on %s', (target) => {
     expect((await api.call(`${BOOKINGS}?x=1`, { key: ws.bookingsKey })).status).toBe(400);
   });
 
+  it('http.checks-order: a list route at its exact path and at the trailing-slash spelling the router takes runs the same checks and answers the same', async () => {
+    for (const path of [BOOKINGS, `${BOOKINGS}/`]) {
+      const post = await api.call(path, { method: 'POST', headers: [['Authorization', 'Bearer nope']] });
+      expect(post.status, `POST ${path}`).toBe(405);
+      expect((await api.call(path, { headers: [['Authorization', 'Bearer nope']] })).status, path).toBe(401);
+      expect((await api.call(path, { key: ws.coursesOnlyKey })).status, path).toBe(403);
+      const answered = await api.call(path, { key: ws.bookingsKey });
+      expect(answered.status, path).toBe(200);
+      expect(answered.headers['cache-control']).toBe('private, no-store');
+      expect(answered.headers['x-content-type-options']).toBe('nosniff');
+      expect(answered.headers['x-request-id']).toMatch(/^[\w.:-]+$/);
+    }
+    const [exact, slash] = await Promise.all([api.call(BOOKINGS, { key: ws.bookingsKey }), api.call(`${BOOKINGS}/`, { key: ws.bookingsKey })]);
+    expect(slash.body).toEqual(exact.body);
+  });
+
   it('http.no-query: any query string gives 400 invalid_request naming the parameter', async () => {
     for (const [query, name] of [
       ['?limit=5', 'limit'],
