@@ -5,17 +5,21 @@
  * (bench/write-cost.ts), and writes this run's docs/benchmarks.md (bench/report.ts).
  *
  * BENCH_ROUNDS (default 3), BENCH_DURATION_S (default 5) and BENCH_WARMUP_S (default 3) set the
- * load phases.
+ * load phases. BENCH_RESULTS_OUT writes this run's results as JSON; BENCH_COMPARE names such a file
+ * from a run on another Node.js version, which the report then shows beside this one.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { migrate } from '../src/db/migrate.ts';
-import { ENDPOINTS, openBenchDatabase, seed, type Endpoint, type Seeded } from './database.ts';
-import { load, summarise, warmUp, wrkAvailable, type Generator, type LoadResult } from './load.ts';
+import { ENDPOINTS, openBenchDatabase, seed, type BenchDatabase, type Endpoint, type Seeded } from './database.ts';
+import { DURATION, load, median, summarise, warmUp, wrkAvailable, type Generator, type LoadResult } from './load.ts';
 import type { Recording } from './recordings.ts';
+import { fromJson, toJson } from './report-node-versions.ts';
+import type { SettingsResults } from './report-settings.ts';
 import { PAIRS, renderReport, type BenchResults, type LoadRow } from './report.ts';
-import { peakRssMb, rawGet, record, resetPeakRss, startBaseline, startFacade, startReference, stop, type Served, type ServerName } from './servers.ts';
+import { peakRssMb, rawGet, record, resetPeakRss, startBaseline, startFacade, startOtlpSink, startReference, stop, type Served, type ServerName } from './servers.ts';
+import { SETTING_PAIRS, variantEnv, type SettingRow } from './settings-cost.ts';
 import { body, firstAnswer, measureMisses, medianMs, statementsOfOne, type MissResult } from './single-requests.ts';
 import { SIZES, type SizeSpec } from './sizes.ts';
 import { measureWriteCost } from './write-cost.ts';
@@ -62,8 +66,11 @@ async function checkReferences(run: Run): Promise<void> {
   }
 }
 
-/** Every server in every round, who goes first rotating, so that a disturbance of the shared machine falls on all. */
-async function loadRow(run: Run, size: string, endpoint: Endpoint, names: ServerName[], generator: Generator): Promise<LoadRow> {
+/**
+ * Every server in every round, who goes first rotating, so that a disturbance of the shared machine
+ * falls on all; each round's ratios of requests per second (`a/b`) and of CPU per request (`cpu:a/b`).
+ */
+async function loadRow(run: Run, size: string, endpoint: Endpoint, names: ServerName[], generator: Generator, pairs = PAIRS): Promise<LoadRow> {
   const key = keyOf(run, size, endpoint);
   const servers = names.map((name) => run.servers.get(name)!);
   log(`${size} ${endpoint.label} (${generator}): warm-up`);
@@ -75,12 +82,15 @@ async function loadRow(run: Run, size: string, endpoint: Endpoint, names: Server
       const server = servers[(i + turn) % servers.length]!;
       runs.get(server.name)!.push(await load(server, endpoint.path, key, generator));
     }
-    for (const [a, b] of PAIRS) {
+    for (const [a, b] of pairs) {
       if (!runs.has(a) || !runs.has(b)) continue;
-      (ratios[`${a}/${b}`] ??= []).push(runs.get(a)![turn]!.rps / runs.get(b)![turn]!.rps);
+      const [ra, rb] = [runs.get(a)![turn]!, runs.get(b)![turn]!];
+      (ratios[`${a}/${b}`] ??= []).push(ra.rps / rb.rps);
+      (ratios[`cpu:${a}/${b}`] ??= []).push(ra.cpuMs / rb.cpuMs);
     }
   }
-  log(`${size} ${endpoint.label} (${generator}): hits / bare ${ratios['hits/bare']?.map((ratio) => ratio.toFixed(2)).join(' ')}`);
+  const [a, b] = pairs[0]!;
+  log(`${size} ${endpoint.label} (${generator}): ${a} / ${b} ${ratios[`${a}/${b}`]?.map((ratio) => ratio.toFixed(2)).join(' ')}`);
   const results = Object.fromEntries(names.map((name) => [name, summarise(runs.get(name)!)]));
   return { size, endpoint: endpoint.label, generator, bytes: bytesOf(run, endpoint, key), results, ratios };
 }
@@ -105,6 +115,40 @@ async function statementCounts(run: Run, change: (workspaceId: string) => Promis
     }
   }
   return statements;
+}
+
+/** The pairs of bench/settings-cost.ts at M, each variant facade started for its rows alone. */
+async function measureSettings(run: Run, database: BenchDatabase): Promise<SettingsResults> {
+  const sink = await startOtlpSink();
+  const rows: SettingRow[] = [];
+  const skipped: string[] = [];
+  const generator: Generator = wrkAvailable ? 'wrk' : 'autocannon';
+  let tracedRequests = 0;
+  try {
+    for (const pair of SETTING_PAIRS) {
+      if (pair.postgresOnly && database.kind !== 'PostgreSQL') {
+        skipped.push(`${pair.setting}: the embedded database prepares no statements`);
+        continue;
+      }
+      const started = [pair.base, pair.variant].map(async (name) => [name, await startFacade(name, variantEnv(name, database.serverEnv, sink.url))] as const);
+      for (const [name, server] of await Promise.all(started)) run.servers.set(name, server);
+      try {
+        for (const endpoint of pair.endpoints) {
+          const row = await loadRow(run, 'M', endpoint, [pair.base, pair.variant], generator, [[pair.variant, pair.base]]);
+          rows.push({ pair, row });
+          if (pair.variant === 'traced' || pair.variant === 'off-traced') tracedRequests += (row.results[pair.variant]?.rps ?? 0) * DURATION * ROUNDS;
+        }
+      } finally {
+        for (const name of [pair.base, pair.variant]) {
+          await stop(run.servers.get(name)!.child);
+          run.servers.delete(name);
+        }
+      }
+    }
+    return { rows, skipped, exported: { ...(await sink.received()), requests: Math.round(tracedRequests) } };
+  } finally {
+    await stop(sink.child);
+  }
 }
 
 async function main(): Promise<void> {
@@ -164,11 +208,15 @@ async function main(): Promise<void> {
     for (const endpoint of [ENDPOINTS[0]!, ENDPOINTS[2]!]) lRows.push(await loadRow(run, 'L', endpoint, ['bare', 'hits'], 'autocannon'));
     const rssAtL = await rssOf(run);
     for (const server of run.servers.values()) await stop(server.child);
+    const settings = await measureSettings(run, database);
 
     log('writes');
     const writes = await measureWriteCost(db, ROUNDS);
     log('first start');
-    const firstAnswerMs = await firstAnswer();
+    // A newcomer's start is one event; the median of three keeps one slow moment of the shared machine out.
+    const firstAnswers: number[] = [];
+    for (let i = 0; i < 3; i += 1) firstAnswers.push(await firstAnswer());
+    const firstAnswerMs = median(firstAnswers);
     const results: BenchResults = {
       machine: `${cpus().length} × ${cpus()[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${database.kind} ${database.version}`,
       loadAverage: { start: loadAtStart, end: loadAverage() },
@@ -182,9 +230,13 @@ async function main(): Promise<void> {
       rssAtL,
       writes,
       firstAnswerMs,
+      firstAnswers,
+      settings,
       checks,
     };
-    const report = renderReport(results);
+    if (process.env.BENCH_RESULTS_OUT) await writeFile(process.env.BENCH_RESULTS_OUT, JSON.stringify(toJson(results)));
+    const other = process.env.BENCH_COMPARE ? fromJson(JSON.parse(await readFile(process.env.BENCH_COMPARE, 'utf8'))) : undefined;
+    const report = renderReport(results, other);
     await writeFile(process.env.BENCH_REPORT ?? new URL('../docs/benchmarks.md', import.meta.url), report);
     process.stdout.write(report);
   } finally {

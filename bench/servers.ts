@@ -117,6 +117,15 @@ export async function startReference(name: 'bare' | 'express', recordings: Recor
   return { name, url, child, metrics: async () => '', statements: async () => 0 };
 }
 
+/** The OTLP/HTTP receiver of the traced facades (bench/otlp-sink.ts). */
+export async function startOtlpSink(): Promise<{ url: string; child: ChildProcess; received(): Promise<{ exports: number; bytes: number }> }> {
+  const port = await getPort();
+  const child = spawnServer(['--import', 'tsx', 'bench/otlp-sink.ts'], { PORT: String(port) });
+  const url = `http://127.0.0.1:${port}`;
+  await answering(`${url}/stats`);
+  return { url, child, received: async () => (await (await fetch(`${url}/stats`)).json()) as { exports: number; bytes: number } };
+}
+
 /** One GET as it went over the wire: status, raw header pairs, body. */
 export function rawGet(url: string, authorization: string): Promise<{ status: number; rawHeaders: string[]; body: Buffer }> {
   return new Promise((resolve, reject) => {

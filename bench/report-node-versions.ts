@@ -1,0 +1,60 @@
+/**
+ * Two runs of the bench on different Node.js versions side by side: the run that writes the report
+ * takes the other's results (BENCH_COMPARE, written by that run with BENCH_RESULTS_OUT).
+ */
+import { median } from './load.ts';
+import type { BenchResults, LoadRow } from './report.ts';
+
+type Json = Omit<BenchResults, 'misses' | 'statements' | 'sequential'> & Record<'misses' | 'statements' | 'sequential', Array<[string, unknown]>>;
+
+export function toJson(results: BenchResults): Json {
+  return { ...results, misses: [...results.misses], statements: [...results.statements], sequential: [...results.sequential] };
+}
+
+export function fromJson(json: Json): BenchResults {
+  return { ...json, misses: new Map(json.misses), statements: new Map(json.statements), sequential: new Map(json.sequential) } as BenchResults;
+}
+
+const nodeOf = (results: BenchResults) => /Node (v[\d.]+)/.exec(results.machine)?.[1] ?? 'unknown';
+const fixed = (value: number | undefined, digits: number) => (value !== undefined && Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+const ratio = (row: LoadRow | undefined, pair: string) => {
+  const values = row?.ratios[pair];
+  return values?.length ? `${fixed(median(values), 2)}× (${fixed(Math.min(...values), 2)}–${fixed(Math.max(...values), 2)})` : 'n/a';
+};
+
+export function nodeVersionsSection(results: BenchResults, other: BenchResults | undefined): string[] {
+  if (!other) return [];
+  const [a, b] = [nodeOf(results), nodeOf(other)];
+  const find = (of: BenchResults, row: LoadRow) => [...of.rows, ...of.lRows].find((candidate) => candidate.size === row.size && candidate.endpoint === row.endpoint && candidate.generator === row.generator);
+  const head = ['size', 'endpoint', 'generator', `hits req/s ${a} · ${b}`, `hits CPU ms / req ${a} · ${b}`, `hits / bare ${a}`, `hits / bare ${b}`, `hits / express ${a}`, `hits / express ${b}`, `express / bare ${a}`, `express / bare ${b}`];
+  const rows = [...results.rows, ...results.lRows].map((row) => {
+    const twin = find(other, row);
+    return [
+      row.size,
+      row.endpoint,
+      row.generator,
+      `${fixed(row.results.hits?.rps, 0)} · ${fixed(twin?.results.hits?.rps, 0)}`,
+      `${fixed(row.results.hits?.cpuMs, 3)} · ${fixed(twin?.results.hits?.cpuMs, 3)}`,
+      ratio(row, 'hits/bare'),
+      ratio(twin, 'hits/bare'),
+      ratio(row, 'hits/express'),
+      ratio(twin, 'hits/express'),
+      ratio(row, 'express/bare'),
+      ratio(twin, 'express/bare'),
+    ];
+  });
+  return [
+    `## Node ${a} beside Node ${b}`,
+    '',
+    `This report is the run on Node ${a}; the run on Node ${b} (${other.machine}) came just before it on the same`,
+    'machine and database, with the same settings. Compare ratios, each within its own run: the absolute numbers',
+    `of two runs depend on the shared machine (load average ${other.loadAverage.start} at the start of the Node ${b} run).`,
+    '',
+    `| ${head.join(' | ')} |`,
+    `|${head.map(() => '---').join('|')}|`,
+    ...rows.map((cells) => `| ${cells.join(' | ')} |`),
+    '',
+    `A newcomer's first 200: ${fixed(results.firstAnswerMs / 1000, 2)} s on Node ${a}, ${fixed(other.firstAnswerMs / 1000, 2)} s on Node ${b} (medians of three first starts).`,
+    '',
+  ];
+}
