@@ -13,6 +13,7 @@ import { setSecurityHeaders } from './middleware/security-headers.ts';
 import { calendarFeedRouter } from './routes/calendar-feed.ts';
 import { publicV1Routes, type PublicV1Dependencies } from './routes/public-v1.ts';
 import { sendError } from './send-error.ts';
+import { nameServerRoute } from '../src/observability/route-name.ts';
 
 export interface PublicAppDependencies extends PublicV1Dependencies {
   openapiYaml: string;
@@ -55,8 +56,12 @@ export function createPublicApp(deps: PublicAppDependencies): Express {
     // While draining, every answer ends its connection so that clients reconnect elsewhere.
     if (deps.lifecycle.draining) res.setHeader('Connection', 'close');
     const listRoute = publicV1.byPath.get(req.url);
-    if (listRoute) listRoute(req, res).catch(next);
-    else next();
+    if (!listRoute) {
+      next();
+      return;
+    }
+    nameServerRoute(req.method, req.url);
+    listRoute(req, res).catch(next);
   });
   // The API's own paths first, so that their requests pass no other router; the paths of the
   // routers below never overlap them.

@@ -274,19 +274,21 @@ export class ResponseCache {
 
   /**
    * The workspace's data version, read by a statement sent after this call. At most one read per
-   * workspace is on the wire: callers share a read that has not been sent yet (it waits for a
+   * workspace is on the wire: callers share a read that has not been sent yet (it waits for the end
+   * of this turn of the event loop, so that the requests read in the same turn join it, then for a
    * pooled connection), and callers who come while one is sent share the next, sent once it has
    * answered; never one already sent, whose snapshot could predate a change committed before they
    * were called. Under load a hit costs a fraction of a statement.
    */
   async #readVersion(workspaceId: string): Promise<DataVersion | null> {
-    const read = await this.#versionReads.next(workspaceId, (started) =>
-      this.#db.withConnection((connection) => {
+    const read = await this.#versionReads.next(workspaceId, async (started) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return this.#db.withConnection((connection) => {
         // The statement is written to the connection right after: later requests share the next read.
         started();
         return readDataVersion(connection, workspaceId);
-      }),
-    );
+      });
+    });
     return read.value;
   }
 

@@ -106,6 +106,7 @@ for (const { protocol, target, redis } of cases) describeWhere(missingFor(target
     const serverSpan = spans.find((span) => span.kind === SERVER)!;
     expect(serverSpan.parentSpanId).toBe(parentId);
     expect(serverSpan.attributes['http.route']).toBe('/api/public/v1/bookings');
+    expect(serverSpan.name).toBe('GET /api/public/v1/bookings');
     expect(serverSpan.attributes['http.response.status_code']).toBe(200);
     const operation = spans.find((span) => span.name === 'query PublicBookings');
     expect(operation?.attributes).toMatchObject({ 'graphql.operation.type': 'query', 'graphql.operation.name': 'PublicBookings' });
