@@ -42,6 +42,14 @@ const request = (variables: Record<string, unknown> = { workspaceId: 'ws_1', wit
   variables,
 });
 
+/** Until the source has taken `count` reads: a read is sent at the end of the turn it was asked in. */
+async function untilReads(source: { reads: number }, count: number): Promise<void> {
+  for (let turn = 0; source.reads < count; turn += 1) {
+    if (turn > 100) throw new Error(`${source.reads} reads, waiting for ${count}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 const bytes = (text: string) => [Buffer.from(text, 'utf8')];
 const text = (body: readonly Buffer[]) => Buffer.concat(body).toString('utf8');
 
@@ -161,11 +169,24 @@ describe('the response cache', () => {
     // committed in between.
     source.connections = Promise.resolve();
     const first = cache.answer(request(), async () => bytes('unused'));
-    await new Promise((resolve) => setImmediate(resolve));
+    await untilReads(source, 2);
     source.version = 2;
     const second = cache.answer(request(), async () => bytes('version 2'));
     expect((await first).outcome).toBe('hit');
     expect([(await second).outcome, text((await second).body)]).toEqual(['miss', 'version 2']);
+  });
+
+  it('lets requests that come in one turn of the event loop share one version read, even with a connection free', async () => {
+    const source = versionSource(1);
+    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    await cache.answer(request(), async () => bytes('stored'));
+    source.reads = 0;
+    const first = cache.answer(request(), async () => bytes('unused'));
+    // Later in the same turn, after whatever the first request's own steps take.
+    for (let tick = 0; tick < 20; tick += 1) await Promise.resolve();
+    const second = cache.answer(request(), async () => bytes('unused'));
+    expect((await Promise.all([first, second])).map((answer) => answer.outcome)).toEqual(['hit', 'hit']);
+    expect(source.reads).toBe(1);
   });
 
   it('keeps one version read of a workspace on the wire: requests that come meanwhile share the next, which sees what was committed before they came', async () => {
@@ -176,8 +197,7 @@ describe('the response cache', () => {
     let answer!: () => void;
     source.wire = new Promise<void>((resolve) => (answer = resolve));
     const onTheWire = cache.answer(request(), async () => bytes('unused'));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(source.reads).toBe(1);
+    await untilReads(source, 1);
     // Committed after that read was sent, before these requests came: they must see it.
     source.version = 2;
     const later = Array.from({ length: 5 }, () => cache.answer(request(), async () => bytes('version 2')));
@@ -197,7 +217,7 @@ describe('the response cache', () => {
     let fail!: (error: Error) => void;
     source.wire = new Promise<void>((_resolve, reject) => (fail = reject));
     const failing = cache.answer(request(), async () => bytes('unused'));
-    await new Promise((resolve) => setImmediate(resolve));
+    await untilReads(source, 1);
     source.wire = Promise.resolve();
     const later = cache.answer(request(), async () => bytes('version 3'));
     fail(new Error('connection lost'));
@@ -248,7 +268,7 @@ describe('the response cache', () => {
       await new Promise<void>((resolve) => (finish = resolve));
       return bytes('version 1, built slowly');
     });
-    await new Promise((resolve) => setImmediate(resolve));
+    await untilReads(source, 1);
     source.version = 2;
     expect((await cache.answer(request(), async () => bytes('version 2'))).outcome).toBe('miss');
     finish();
