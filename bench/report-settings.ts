@@ -1,5 +1,5 @@
 /** The report's section on what a setting costs (bench/settings-cost.ts). */
-import { median } from './load.ts';
+import { ratioCell, round as fixed, table } from './format.ts';
 import { LABEL } from './servers.ts';
 import type { SettingRow } from './settings-cost.ts';
 
@@ -11,8 +11,6 @@ export interface SettingsResults {
   skipped: string[];
 }
 
-const fixed = (value: number | undefined, digits: number) => (value !== undefined && Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
-const ratioCell = (values: number[] = []) => (values.length ? `**${fixed(median(values), 2)}×** (${fixed(Math.min(...values), 2)}–${fixed(Math.max(...values), 2)})` : 'n/a');
 
 export function settingsSection(results: SettingsResults): string[] {
   const head = ['setting', 'endpoint', 'generator', 'req/s', 'server CPU ms / req', 'req/s ratio', 'CPU per request ratio', 'SQL / req'];
@@ -42,9 +40,7 @@ export function settingsSection(results: SettingsResults): string[] {
     'prepared once per connection and run by name, the default on a direct connection, with the cache off so that',
     'every request runs them. A ratio is the median of the rounds\' ratios, its range in brackets.',
     '',
-    `| ${head.join(' | ')} |`,
-    `|${head.map(() => '---').join('|')}|`,
-    ...rows.map((cells) => `| ${cells.join(' | ')} |`),
+    ...table(head, rows),
     '',
     `The receiver took ${exports} exports, ${fixed(bytes / 2 ** 20, 1)} MiB, over ${requests} traced requests (${fixed(bytes / Math.max(requests, 1), 0)} bytes of spans per request).`,
     ...results.skipped.map((reason) => `Not run: ${reason}.`),

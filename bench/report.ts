@@ -8,6 +8,7 @@ import type { WriteVariant } from './write-cost.ts';
 import { nodeVersionsSection } from './report-node-versions.ts';
 import { settingsSection, type SettingsResults } from './report-settings.ts';
 import { gapSection } from './report-gap.ts';
+import { range, ratioCell, round, table } from './format.ts';
 
 export const PAIRS: Array<[ServerName, ServerName]> = [
   ['hits', 'bare'],
@@ -51,12 +52,8 @@ export interface BenchResults {
   checks: string[];
 }
 
-const round = (value: number | undefined, digits = 1) => (value !== undefined && Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
-const range = (values: number[] = []) => (values.length ? `${round(Math.min(...values), 2)}–${round(Math.max(...values), 2)}` : 'n/a');
-const ratioCell = (values: number[] = []) => (values.length ? `**${round(median(values), 2)}×** (${range(values)})` : 'n/a');
 const bytesCell = (bytes: number) => (bytes < 10_240 ? `${bytes} B` : `${round(bytes / 1024, 0)} KB`);
 const verdict = (met: boolean) => (met ? 'met' : '**missed**');
-const table = (head: string[], rows: string[][]) => [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)];
 
 function targets(results: BenchResults): string[][] {
   const rowsOf = (size: string, generator: Generator = 'autocannon') => results.rows.filter((row) => row.size === size && row.generator === generator);
