@@ -8,6 +8,7 @@
 import { migrate } from '../src/db/migrate.ts';
 import { ENDPOINTS, openBenchDatabase, seed } from './database.ts';
 import { load, median, warmUp, wrkAvailable, type Generator } from './load.ts';
+import { ratioText } from './format.ts';
 import { peakRssMb, startFacade, stop } from './servers.ts';
 import { SIZES } from './sizes.ts';
 
@@ -39,8 +40,7 @@ try {
       rps.push(rb.rps / ra.rps);
       process.stderr.write(`round ${round + 1}: A ${ra.cpuMs.toFixed(3)} ms ${ra.rps.toFixed(0)} req/s, B ${rb.cpuMs.toFixed(3)} ms ${rb.rps.toFixed(0)} req/s\n`);
     }
-    const range = (values: number[]) => `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}`;
-    process.stdout.write(`${label}: B / A server CPU per request ${median(cpu).toFixed(2)}× (${range(cpu)}), req/s ${median(rps).toFixed(2)}× (${range(rps)}); SQL per request A ${median(statements.a).toFixed(3)}, B ${median(statements.b).toFixed(3)}; peak RSS A ${(await peakRssMb(a.child)).toFixed(0)} MB, B ${(await peakRssMb(b.child)).toFixed(0)} MB\n`);
+    process.stdout.write(`${label}: B / A server CPU per request ${ratioText(cpu)}, req/s ${ratioText(rps)}; SQL per request A ${median(statements.a).toFixed(3)}, B ${median(statements.b).toFixed(3)}; peak RSS A ${(await peakRssMb(a.child)).toFixed(0)} MB, B ${(await peakRssMb(b.child)).toFixed(0)} MB\n`);
   } finally {
     await stop(a.child);
     await stop(b.child);
