@@ -36,7 +36,10 @@ describeWhere(POSTGRES_BIN ? null : 'no PostgreSQL server binaries under /usr/li
       }
     };
     const loops = Array.from({ length: 4 }, loop);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The first answer builds the cache on a cold process, which can take longer than a fixed pause on
+    // a loaded machine; stop PostgreSQL only once every loop has had answers.
+    const warmUntil = Date.now() + 15_000;
+    while (outcomes.length < 8 && Date.now() < warmUntil) await new Promise((resolve) => setTimeout(resolve, 50));
     const stoppingAt = Date.now();
     await cluster.stop();
     const stoppedAt = Date.now();
