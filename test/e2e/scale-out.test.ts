@@ -91,7 +91,9 @@ describeOnEachDatabase('graceful shutdown on %s', (target) => {
         while (!stopping) outcomes.push(await get(server.url, ws.fullKey));
       };
       const loops = Array.from({ length: 16 }, loop);
-      await new Promise((resolve) => setTimeout(resolve, 700));
+      // Stopped under load once the loops are answered, however long the cold process's first build takes.
+      const warmUntil = Date.now() + 15_000;
+      while (outcomes.length < 32 && Date.now() < warmUntil) await new Promise((resolve) => setTimeout(resolve, 50));
       // From SIGTERM on no new request starts; every one already sent must complete.
       const exited = server.stop();
       stopping = true;
