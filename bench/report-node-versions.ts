@@ -61,6 +61,17 @@ export function nodeVersionsSection(results: BenchResults, other: BenchResults |
     `Facade peak RSS (cache hits · cache off): under load at S and M ${fixed(results.rssAfterM.hits, 0)} · ${fixed(results.rssAfterM.off, 0)} MB on Node ${a}, ` +
       `${fixed(other.rssAfterM.hits, 0)} · ${fixed(other.rssAfterM.off, 0)} MB on Node ${b}; at L ${fixed(results.rssAtL.hits, 0)} · ${fixed(results.rssAtL.off, 0)} MB on Node ${a}, ` +
       `${fixed(other.rssAtL.hits, 0)} · ${fixed(other.rssAtL.off, 0)} MB on Node ${b} (target < 300 MB).`,
+    ...overTarget(results, other),
     '',
+  ];
+}
+
+/** Where a peak RSS is over the target, the line that says where that memory was found to go. */
+function overTarget(...runs: BenchResults[]): string[] {
+  const over = runs.filter((run) => [run.rssAfterM, run.rssAtL].some((rss) => (rss.hits ?? 0) >= 300 || (rss.off ?? 0) >= 300));
+  if (over.length === 0) return [];
+  return [
+    `Over the target on Node ${over.map(nodeOf).join(' and ')}: where that memory goes, step by step through the L phase (\`tsx bench/memory-at-l.ts\`), ` +
+      'and what was tried, is in docs/benchmark-history.md, "Peak RSS at L on Node 24".',
   ];
 }
