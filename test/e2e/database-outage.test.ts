@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
@@ -37,9 +37,8 @@ describeWhere(POSTGRES_BIN ? null : 'no PostgreSQL server binaries under /usr/li
     };
     const loops = Array.from({ length: 4 }, loop);
     // The first answer builds the cache on a cold process, which can take longer than a fixed pause on
-    // a loaded machine; stop PostgreSQL only once every loop has had answers.
-    const warmUntil = Date.now() + 15_000;
-    while (outcomes.length < 8 && Date.now() < warmUntil) await new Promise((resolve) => setTimeout(resolve, 50));
+    // a loaded machine; PostgreSQL is stopped once the loops have had eight answers.
+    await vi.waitUntil(() => outcomes.length >= 8, { timeout: 15_000, interval: 50 });
     const stoppingAt = Date.now();
     await cluster.stop();
     const stoppedAt = Date.now();

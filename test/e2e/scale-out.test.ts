@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { revokeApiKey } from '../../src/auth/api-key-store.ts';
 import { openSharedDatabase, type SharedDatabase } from '../support/databases.ts';
 import { contractFixture, seedWorkspace } from '../support/seed.ts';
@@ -92,8 +92,7 @@ describeOnEachDatabase('graceful shutdown on %s', (target) => {
       };
       const loops = Array.from({ length: 16 }, loop);
       // Stopped under load once the loops are answered, however long the cold process's first build takes.
-      const warmUntil = Date.now() + 15_000;
-      while (outcomes.length < 32 && Date.now() < warmUntil) await new Promise((resolve) => setTimeout(resolve, 50));
+      await vi.waitUntil(() => outcomes.length >= 32, { timeout: 15_000, interval: 50 });
       // From SIGTERM on no new request starts; every one already sent must complete.
       const exited = server.stop();
       stopping = true;
