@@ -6,11 +6,10 @@
  *
  *   node --import tsx bench/memory-at-l.ts    (DATABASE_URL for PostgreSQL, else embedded)
  */
-import { readFile } from 'node:fs/promises';
 import { openBenchDatabase, seed, ENDPOINTS } from './database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { load, warmUp } from './load.ts';
-import { peakRssMb, resetPeakRss, startFacade, stop, type Served } from './servers.ts';
+import { memoryMb, peakRssMb, resetPeakRss, startFacade, stop, type Served } from './servers.ts';
 import { body } from './single-requests.ts';
 import { SIZES } from './sizes.ts';
 
@@ -18,9 +17,8 @@ const log = (message: string) => process.stderr.write(`${message}\n`);
 
 /** The process's RSS now and, of it, the pages of files mapped (the node binary's code, mostly), in MB. */
 async function rssMb(server: Served): Promise<string> {
-  const status = await readFile(`/proc/${server.child.pid}/status`, 'utf8');
-  const of = (name: string) => (Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024).toFixed(0);
-  return `${of('VmRSS')} | ${of('RssFile')}`;
+  const { VmRSS, RssFile } = await memoryMb(server.child, ['VmRSS', 'RssFile']);
+  return `${VmRSS.toFixed(0)} | ${RssFile.toFixed(0)}`;
 }
 
 /** V8's heap (total and used) and memory outside it (Buffers), from the facade's /metrics, in MB. */

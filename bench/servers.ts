@@ -161,9 +161,15 @@ export async function cpuSeconds(child: ChildProcess): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-export async function peakRssMb(child: ChildProcess): Promise<number> {
+/** Fields of the process's memory as Linux counts it (`VmRSS`, `VmHWM`, `RssFile`, …), in MB. */
+export async function memoryMb<F extends string>(child: ChildProcess, fields: readonly F[]): Promise<Record<F, number>> {
   const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+  const of = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) / 1024;
+  return Object.fromEntries(fields.map((field) => [field, of(field)])) as Record<F, number>;
+}
+
+export async function peakRssMb(child: ChildProcess): Promise<number> {
+  return (await memoryMb(child, ['VmHWM'])).VmHWM;
 }
 
 /** Starts the process's peak RSS afresh from its current RSS (Linux: `5` to clear_refs). */
