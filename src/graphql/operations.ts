@@ -36,7 +36,7 @@ export const operationSources = {
             revision @include(if: $calendar)
             updatedAt @include(if: $calendar)
           }
-          sessions(status: [SCHEDULED]) {
+          sessions(filter: { status: { eq: SCHEDULED } }) {
             id
             startsAt
             durationMinutes
@@ -52,7 +52,7 @@ export const operationSources = {
   bookings: /* GraphQL */ `
     query PublicBookings($workspaceId: ID!, $withParticipant: Boolean!) {
       workspace(id: $workspaceId) {
-        bookings(first: 100) { ...PublicBooking }
+        bookingsConnection(first: 100) { nodes { ...PublicBooking } }
       }
     }
     ${PUBLIC_BOOKING}
@@ -100,7 +100,7 @@ export interface BookingResult {
 /** What each fixed operation's `data` holds. */
 export interface OperationResults {
   courses: { workspace: { name?: string; courses: CourseRunResult[] } | null };
-  bookings: { workspace: { bookings: BookingResult[] } | null };
+  bookings: { workspace: { bookingsConnection: { nodes: BookingResult[] } } | null };
   webhookBooking: { booking: BookingResult | null };
 }
 

@@ -33,7 +33,7 @@ export function courseRunsOf(data: OperationResults['courses']): CourseRunResult
 }
 
 export function bookingsOf(data: OperationResults['bookings']): BookingResult[] {
-  return data.workspace?.bookings ?? [];
+  return data.workspace?.bookingsConnection.nodes ?? [];
 }
 
 /** docs/contract-rules.md, `resources.course-fields`: exactly these fields, in this order. */
