@@ -77,7 +77,7 @@ export const catalog: Catalog = {
         {"name":"status","type":"course_run_status","enum":"course_run_status","nullable":false,"default":"'draft'::course_run_status"},
         {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
         {"name":"updated_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
-        {"name":"listed_from","type":"timestamp with time zone","nullable":true,"description":"While the run is published and has a scheduled session: the start of its earliest scheduled session, which orders the public course list (ties by id). Null while the run is not listed."},
+        {"name":"listed_from","type":"timestamp with time zone","nullable":true,"description":"The start of the run's earliest scheduled session while the run is published: the public course list shows such runs in this order (ties by id). Null while the run is not listed."},
       ],
       primaryKey: ["id"],
       foreignKeys: [

@@ -12,7 +12,8 @@ const describe = (text: string | undefined, indent = '') => (text ? `${indent}${
 const QUERY_DESCRIPTION =
   'The internal graph of the course-booking platform. Every public REST answer is resolved through it; internal teams query it directly at /graphql on the internal listener.';
 
-const DATE_TIME = `"An instant in UTC, written as ISO 8601 with milliseconds and \`Z\` (e.g. 2026-03-01T09:00:00.000Z)."\nscalar DateTime`;
+// Its description is the scalar's own (schema.ts, DateTime).
+const DATE_TIME = 'scalar DateTime';
 
 /**
  * The whole schema, generated from the resource model (the catalog with the overlay): a type per
@@ -70,5 +71,5 @@ function oneDescription(target: ResourceDefinition, description: string | undefi
 
 function listDescription(target: string, present: string | undefined, description: string | undefined): string {
   if (present === undefined) return description ? `${description.trim()}\n` : '';
-  return `The ${target} rows whose ${present} is set, by ${present}: ${description ? description.trim() : ''}\n`;
+  return `The ${target} rows whose ${present} is set, in its order.${description ? ` ${present}: ${description.trim()}` : ''}\n`;
 }

@@ -159,7 +159,7 @@ COMMENT ON TABLE course_runs IS 'One run of a course template, with its sessions
 COMMENT ON TABLE sessions IS 'One meeting of a course run.';
 COMMENT ON TABLE bookings IS 'A place booked on a course run.';
 COMMENT ON TABLE participants IS 'The person a booking is for (personal data).';
-COMMENT ON COLUMN course_runs.listed_from IS 'While the run is published and has a scheduled session: the start of its earliest scheduled session, which orders the public course list (ties by id). Null while the run is not listed.';
+COMMENT ON COLUMN course_runs.listed_from IS 'The start of the run''s earliest scheduled session while the run is published: the public course list shows such runs in this order (ties by id). Null while the run is not listed.';
 COMMENT ON COLUMN course_templates.revision IS 'Grows by one with every change.';
 COMMENT ON COLUMN sessions.revision IS 'Grows by one with every change.';
 COMMENT ON COLUMN sessions.time_zone IS 'IANA time zone name, e.g. Europe/Berlin.';
