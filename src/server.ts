@@ -8,7 +8,7 @@ import { copyEmbeddedTemplate, personaliseTemplateCopy } from './db/embedded-tem
 import { migrate } from './db/migrate.ts';
 import { ReplicaSet } from './db/replicas.ts';
 import type { ResourceModel } from './db/resource-model.ts';
-import { serviceModel } from './db/service-model.ts';
+import { databaseDifferences, serviceModel, staleBuild } from './db/service-model.ts';
 import { joinedResource } from './db/sql-builder.ts';
 import { compileOperations } from './graphql/operations.ts';
 import { ResponseCache } from './graphql/response-cache.ts';
@@ -49,6 +49,9 @@ export interface RunningServer {
 /** Opens (and migrates) the database, then serves the public and, with a token, the internal listener. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { config, logger } = options;
+  const stale = options.model ? null : staleBuild();
+  if (stale) throw new Error(stale);
+  const model = options.model ?? serviceModel();
   const ownsDb = !options.db;
   const template = ownsDb && !config.DATABASE_URL && (await copyEmbeddedTemplate(config.DATA_DIR));
   const db =
@@ -70,8 +73,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (db.pooler && db.directConnectionString === db.connectionString) {
       logger.warn('DATABASE_URL leads to a connection pooler and DATABASE_DIRECT_URL is not set: migrations and the webhook worker need session features (advisory locks, LISTEN) a pooler in transaction mode does not keep');
     }
-    if (ownsDb) await migrate(db);
-    const model = options.model ?? serviceModel();
+    if (ownsDb) {
+      await migrate(db);
+      const differences = await databaseDifferences(db, model);
+      if (differences.length > 0) {
+        throw new Error(`The database disagrees with the catalog this build was made from (src/db/catalog.generated.ts):\n  - ${differences.join('\n  - ')}`);
+      }
+    }
     const { registry } = model;
     const schema = createSchema(model);
     const operations = compileOperations(schema);

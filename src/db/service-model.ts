@@ -1,4 +1,6 @@
+import { catalogDifferences, readCatalog } from './catalog.ts';
 import { catalog } from './catalog.generated.ts';
+import type { Queryable } from './database.ts';
 import { SHIPPED_MIGRATIONS } from './migrate.ts';
 import { overlay } from './overlay.ts';
 import { deriveModel, type ResourceModel } from './resource-model.ts';
@@ -28,4 +30,14 @@ export function staleBuild(): string | null {
     .filter(Boolean)
     .join('; ');
   return `This build is older than its migrations (${what}): run npm run generate (to regenerate src/db/catalog.generated.ts), then npm run build.`;
+}
+
+/**
+ * What the database serving this build lacks or holds otherwise than the catalog it was built
+ * from, for the tables the overlay serves: a line per table, column, key or enum, each naming it
+ * (a column altered or dropped by hand, a database restored from another release). Empty when
+ * they agree.
+ */
+export async function databaseDifferences(db: Queryable, model: ResourceModel): Promise<string[]> {
+  return catalogDifferences(model.catalog, await readCatalog(db), { tables: [...model.tables.keys()], structure: true });
 }
