@@ -2,7 +2,7 @@
 import type { Catalog } from './catalog.ts';
 
 export const catalog: Catalog = {
-  migrations: [
+  "migrations": [
     "1763800000000_core-model",
     "1763800100000_api-keys",
     "1763800200000_rate-limits",
@@ -13,11 +13,11 @@ export const catalog: Catalog = {
     "1763800800000_internal-tokens",
     "1763800900000_issuer-tags",
     "1763801000000_writes-in-replica-role",
-    "1763801400000_catalog-facts",
+    "1763801400000_catalog-facts"
   ],
-  tables: {
+  "tables": {
     "api_keys": {
-      columns: [
+      "columns": [
         {"name":"id","type":"text","nullable":false,"default":"new_id('key'::text)"},
         {"name":"workspace_id","type":"text","nullable":false},
         {"name":"name","type":"text","nullable":false},
@@ -29,118 +29,118 @@ export const catalog: Catalog = {
         {"name":"last_used_at","type":"timestamp with time zone","nullable":true},
         {"name":"revoked_at","type":"timestamp with time zone","nullable":true},
         {"name":"replaced_by","type":"text","nullable":true},
-        {"name":"tagged","type":"boolean","nullable":false},
+        {"name":"tagged","type":"boolean","nullable":false}
       ],
-      primaryKey: ["id"],
-      foreignKeys: [
+      "primaryKey": ["id"],
+      "foreignKeys": [
         {"name":"api_keys_created_by_fkey","columns":["created_by"],"table":"members","references":["id"]},
         {"name":"api_keys_replaced_by_fkey","columns":["replaced_by"],"table":"api_keys","references":["id"]},
-        {"name":"api_keys_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]},
+        {"name":"api_keys_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]}
       ],
-      uniques: [
-        {"name":"api_keys_key_hash_key","columns":["key_hash"],"partial":false},
+      "uniques": [
+        {"name":"api_keys_key_hash_key","columns":["key_hash"],"partial":false}
       ],
-      checks: [
+      "checks": [
         {"name":"api_keys_key_hash_check","columns":["key_hash"],"expression":"(length(key_hash) = 32)"},
         {"name":"api_keys_last4_check","columns":["last4"],"expression":"(length(last4) = 4)"},
         {"name":"api_keys_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)"},
-        {"name":"api_keys_scopes_check","columns":["scopes"],"expression":"((cardinality(scopes) > 0) AND (scopes <@ ARRAY['courses:read'::text, 'bookings:read'::text, 'participants:read'::text]) AND ((NOT ('participants:read'::text = ANY (scopes))) OR ('bookings:read'::text = ANY (scopes))))"},
-      ],
+        {"name":"api_keys_scopes_check","columns":["scopes"],"expression":"((cardinality(scopes) > 0) AND (scopes <@ ARRAY['courses:read'::text, 'bookings:read'::text, 'participants:read'::text]) AND ((NOT ('participants:read'::text = ANY (scopes))) OR ('bookings:read'::text = ANY (scopes))))"}
+      ]
     },
     "bookings": {
-      description: "A place booked on a course run.",
-      columns: [
+      "description": "A place booked on a course run.",
+      "columns": [
         {"name":"id","type":"text","nullable":false,"default":"new_id('bkg'::text)"},
         {"name":"workspace_id","type":"text","nullable":false},
         {"name":"course_run_id","type":"text","nullable":false},
         {"name":"source","type":"booking_source","enum":"booking_source","nullable":false,"description":"Where the booking was made."},
         {"name":"status","type":"booking_status","enum":"booking_status","nullable":false},
         {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
-        {"name":"updated_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
+        {"name":"updated_at","type":"timestamp with time zone","nullable":false,"default":"now()"}
       ],
-      primaryKey: ["id"],
-      foreignKeys: [
+      "primaryKey": ["id"],
+      "foreignKeys": [
         {"name":"bookings_workspace_id_course_run_id_fkey","columns":["workspace_id","course_run_id"],"table":"course_runs","references":["workspace_id","id"]},
-        {"name":"bookings_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]},
+        {"name":"bookings_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]}
       ],
-      uniques: [],
-      checks: [
-        {"name":"bookings_check","columns":["updated_at","created_at"],"expression":"(updated_at >= created_at)","description":"updatedAt is before createdAt"},
-      ],
+      "uniques": [],
+      "checks": [
+        {"name":"bookings_check","columns":["updated_at","created_at"],"expression":"(updated_at >= created_at)","description":"updatedAt is before createdAt"}
+      ]
     },
     "course_runs": {
-      description: "One run of a course template, with its sessions.",
-      columns: [
+      "description": "One run of a course template, with its sessions.",
+      "columns": [
         {"name":"id","type":"text","nullable":false,"default":"new_id('run'::text)"},
         {"name":"workspace_id","type":"text","nullable":false},
         {"name":"template_id","type":"text","nullable":false},
         {"name":"status","type":"course_run_status","enum":"course_run_status","nullable":false,"default":"'draft'::course_run_status"},
         {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
         {"name":"updated_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
-        {"name":"listed_from","type":"timestamp with time zone","nullable":true,"description":"The start of the run's earliest scheduled session while the run is published: the public course list shows such runs in this order (ties by id). Null while the run is not listed."},
+        {"name":"listed_from","type":"timestamp with time zone","nullable":true,"description":"The start of the run's earliest scheduled session while the run is published: the public course list shows such runs in this order (ties by id). Null while the run is not listed."}
       ],
-      primaryKey: ["id"],
-      foreignKeys: [
+      "primaryKey": ["id"],
+      "foreignKeys": [
         {"name":"course_runs_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]},
-        {"name":"course_runs_workspace_id_template_id_fkey","columns":["workspace_id","template_id"],"table":"course_templates","references":["workspace_id","id"]},
+        {"name":"course_runs_workspace_id_template_id_fkey","columns":["workspace_id","template_id"],"table":"course_templates","references":["workspace_id","id"]}
       ],
-      uniques: [
-        {"name":"course_runs_workspace_id_id_key","columns":["workspace_id","id"],"partial":false},
+      "uniques": [
+        {"name":"course_runs_workspace_id_id_key","columns":["workspace_id","id"],"partial":false}
       ],
-      checks: [],
+      "checks": []
     },
     "course_templates": {
-      description: "What a course is about; runs of it are scheduled.",
-      columns: [
+      "description": "What a course is about; runs of it are scheduled.",
+      "columns": [
         {"name":"id","type":"text","nullable":false,"default":"new_id('tpl'::text)"},
         {"name":"workspace_id","type":"text","nullable":false},
         {"name":"title","type":"text","nullable":false},
         {"name":"description","type":"text","nullable":false,"default":"''::text"},
         {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
         {"name":"updated_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
-        {"name":"revision","type":"integer","nullable":false,"default":"0","description":"Grows by one with every change."},
+        {"name":"revision","type":"integer","nullable":false,"default":"0","description":"Grows by one with every change."}
       ],
-      primaryKey: ["id"],
-      foreignKeys: [
-        {"name":"course_templates_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]},
+      "primaryKey": ["id"],
+      "foreignKeys": [
+        {"name":"course_templates_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]}
       ],
-      uniques: [
-        {"name":"course_templates_workspace_id_id_key","columns":["workspace_id","id"],"partial":false},
+      "uniques": [
+        {"name":"course_templates_workspace_id_id_key","columns":["workspace_id","id"],"partial":false}
       ],
-      checks: [
-        {"name":"course_templates_title_check","columns":["title"],"expression":"(length(btrim(title)) > 0)","description":"must not be empty"},
-      ],
+      "checks": [
+        {"name":"course_templates_title_check","columns":["title"],"expression":"(length(btrim(title)) > 0)","description":"must not be empty"}
+      ]
     },
     "credential_issuer_key": {
-      columns: [
+      "columns": [
         {"name":"id","type":"smallint","nullable":false},
         {"name":"key","type":"bytea","nullable":false},
-        {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
+        {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"}
       ],
-      primaryKey: ["id"],
-      foreignKeys: [],
-      uniques: [],
-      checks: [
+      "primaryKey": ["id"],
+      "foreignKeys": [],
+      "uniques": [],
+      "checks": [
         {"name":"credential_issuer_key_id_check","columns":["id"],"expression":"(id = 1)"},
-        {"name":"credential_issuer_key_key_check","columns":["key"],"expression":"(length(key) = 32)"},
-      ],
+        {"name":"credential_issuer_key_key_check","columns":["key"],"expression":"(length(key) = 32)"}
+      ]
     },
     "data_versions": {
-      columns: [
+      "columns": [
         {"name":"workspace_id","type":"text","nullable":false},
         {"name":"slot","type":"smallint","nullable":false},
-        {"name":"version","type":"bigint","nullable":false},
+        {"name":"version","type":"bigint","nullable":false}
       ],
-      primaryKey: ["workspace_id","slot"],
-      foreignKeys: [],
-      uniques: [],
-      checks: [
+      "primaryKey": ["workspace_id","slot"],
+      "foreignKeys": [],
+      "uniques": [],
+      "checks": [
         {"name":"data_versions_slot_check","columns":["slot"],"expression":"((slot >= 0) AND (slot <= 15))"},
-        {"name":"data_versions_version_check","columns":["version"],"expression":"(version > 0)"},
-      ],
+        {"name":"data_versions_version_check","columns":["version"],"expression":"(version > 0)"}
+      ]
     },
     "feed_tokens": {
-      columns: [
+      "columns": [
         {"name":"id","type":"text","nullable":false,"default":"new_id('feed'::text)"},
         {"name":"workspace_id","type":"text","nullable":false},
         {"name":"name","type":"text","nullable":false},
@@ -149,97 +149,97 @@ export const catalog: Catalog = {
         {"name":"created_by","type":"text","nullable":false},
         {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
         {"name":"revoked_at","type":"timestamp with time zone","nullable":true},
-        {"name":"tagged","type":"boolean","nullable":false},
+        {"name":"tagged","type":"boolean","nullable":false}
       ],
-      primaryKey: ["id"],
-      foreignKeys: [
+      "primaryKey": ["id"],
+      "foreignKeys": [
         {"name":"feed_tokens_created_by_fkey","columns":["created_by"],"table":"members","references":["id"]},
-        {"name":"feed_tokens_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]},
+        {"name":"feed_tokens_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]}
       ],
-      uniques: [
-        {"name":"feed_tokens_token_hash_key","columns":["token_hash"],"partial":false},
+      "uniques": [
+        {"name":"feed_tokens_token_hash_key","columns":["token_hash"],"partial":false}
       ],
-      checks: [
+      "checks": [
         {"name":"feed_tokens_last4_check","columns":["last4"],"expression":"(length(last4) = 4)"},
         {"name":"feed_tokens_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)"},
-        {"name":"feed_tokens_token_hash_check","columns":["token_hash"],"expression":"(length(token_hash) = 32)"},
-      ],
+        {"name":"feed_tokens_token_hash_check","columns":["token_hash"],"expression":"(length(token_hash) = 32)"}
+      ]
     },
     "internal_tokens": {
-      columns: [
+      "columns": [
         {"name":"id","type":"text","nullable":false,"default":"new_id('itk'::text)"},
         {"name":"name","type":"text","nullable":false},
         {"name":"token_hash","type":"bytea","nullable":false},
         {"name":"last4","type":"text","nullable":false},
         {"name":"workspaces","type":"text[]","nullable":true},
         {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
-        {"name":"revoked_at","type":"timestamp with time zone","nullable":true},
+        {"name":"revoked_at","type":"timestamp with time zone","nullable":true}
       ],
-      primaryKey: ["id"],
-      foreignKeys: [],
-      uniques: [
+      "primaryKey": ["id"],
+      "foreignKeys": [],
+      "uniques": [
         {"name":"internal_tokens_active_name","columns":["name"],"partial":true},
-        {"name":"internal_tokens_token_hash_key","columns":["token_hash"],"partial":false},
+        {"name":"internal_tokens_token_hash_key","columns":["token_hash"],"partial":false}
       ],
-      checks: [
+      "checks": [
         {"name":"internal_tokens_last4_check","columns":["last4"],"expression":"(length(last4) = 4)"},
         {"name":"internal_tokens_name_check","columns":["name"],"expression":"((length(btrim(name)) > 0) AND (length(name) <= 100))"},
         {"name":"internal_tokens_token_hash_check","columns":["token_hash"],"expression":"(length(token_hash) = 32)"},
-        {"name":"internal_tokens_workspaces_check","columns":["workspaces"],"expression":"((workspaces IS NULL) OR (cardinality(workspaces) > 0))"},
-      ],
+        {"name":"internal_tokens_workspaces_check","columns":["workspaces"],"expression":"((workspaces IS NULL) OR (cardinality(workspaces) > 0))"}
+      ]
     },
     "members": {
-      columns: [
+      "columns": [
         {"name":"id","type":"text","nullable":false,"default":"new_id('mem'::text)"},
         {"name":"workspace_id","type":"text","nullable":false},
         {"name":"email","type":"text","nullable":false},
         {"name":"name","type":"text","nullable":false},
         {"name":"role","type":"member_role","enum":"member_role","nullable":false},
-        {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
+        {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"}
       ],
-      primaryKey: ["id"],
-      foreignKeys: [
-        {"name":"members_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]},
+      "primaryKey": ["id"],
+      "foreignKeys": [
+        {"name":"members_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]}
       ],
-      uniques: [
-        {"name":"members_workspace_email","columns":null,"partial":false,"description":"a member with this e-mail already exists in the workspace"},
+      "uniques": [
+        {"name":"members_workspace_email","columns":null,"partial":false,"description":"a member with this e-mail already exists in the workspace"}
       ],
-      checks: [
+      "checks": [
         {"name":"members_email_check","columns":["email"],"expression":"(email ~ '^[^@\\s]+@[^@\\s]+$'::text)","description":"is not an e-mail address"},
-        {"name":"members_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)","description":"must not be empty"},
-      ],
+        {"name":"members_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)","description":"must not be empty"}
+      ]
     },
     "participants": {
-      description: "The person a booking is for (personal data).",
-      columns: [
+      "description": "The person a booking is for (personal data).",
+      "columns": [
         {"name":"booking_id","type":"text","nullable":false},
         {"name":"name","type":"text","nullable":false},
-        {"name":"email","type":"text","nullable":false},
+        {"name":"email","type":"text","nullable":false}
       ],
-      primaryKey: ["booking_id"],
-      foreignKeys: [
-        {"name":"participants_booking_id_fkey","columns":["booking_id"],"table":"bookings","references":["id"]},
+      "primaryKey": ["booking_id"],
+      "foreignKeys": [
+        {"name":"participants_booking_id_fkey","columns":["booking_id"],"table":"bookings","references":["id"]}
       ],
-      uniques: [],
-      checks: [
+      "uniques": [],
+      "checks": [
         {"name":"participants_email_check","columns":["email"],"expression":"(email ~ '^[^@\\s]+@[^@\\s]+$'::text)","description":"is not an e-mail address"},
-        {"name":"participants_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)","description":"must not be empty"},
-      ],
+        {"name":"participants_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)","description":"must not be empty"}
+      ]
     },
     "rate_limits": {
-      columns: [
+      "columns": [
         {"name":"key","type":"character varying(255)","nullable":false},
         {"name":"points","type":"integer","nullable":false,"default":"0"},
-        {"name":"expire","type":"bigint","nullable":true},
+        {"name":"expire","type":"bigint","nullable":true}
       ],
-      primaryKey: ["key"],
-      foreignKeys: [],
-      uniques: [],
-      checks: [],
+      "primaryKey": ["key"],
+      "foreignKeys": [],
+      "uniques": [],
+      "checks": []
     },
     "sessions": {
-      description: "One meeting of a course run.",
-      columns: [
+      "description": "One meeting of a course run.",
+      "columns": [
         {"name":"id","type":"text","nullable":false,"default":"new_id('ses'::text)"},
         {"name":"workspace_id","type":"text","nullable":false},
         {"name":"course_run_id","type":"text","nullable":false},
@@ -250,21 +250,21 @@ export const catalog: Catalog = {
         {"name":"status","type":"session_status","enum":"session_status","nullable":false,"default":"'scheduled'::session_status"},
         {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
         {"name":"updated_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
-        {"name":"revision","type":"integer","nullable":false,"default":"0","description":"Grows by one with every change."},
+        {"name":"revision","type":"integer","nullable":false,"default":"0","description":"Grows by one with every change."}
       ],
-      primaryKey: ["id"],
-      foreignKeys: [
+      "primaryKey": ["id"],
+      "foreignKeys": [
         {"name":"sessions_workspace_id_course_run_id_fkey","columns":["workspace_id","course_run_id"],"table":"course_runs","references":["workspace_id","id"]},
-        {"name":"sessions_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]},
+        {"name":"sessions_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]}
       ],
-      uniques: [],
-      checks: [
+      "uniques": [],
+      "checks": [
         {"name":"sessions_duration_minutes_check","columns":["duration_minutes"],"expression":"(duration_minutes > 0)","description":"must be positive"},
-        {"name":"sessions_time_zone_check","columns":["time_zone"],"expression":"is_iana_time_zone(time_zone)","description":"is not a known IANA time zone"},
-      ],
+        {"name":"sessions_time_zone_check","columns":["time_zone"],"expression":"is_iana_time_zone(time_zone)","description":"is not a known IANA time zone"}
+      ]
     },
     "webhook_attempts": {
-      columns: [
+      "columns": [
         {"name":"id","type":"text","nullable":false,"default":"new_id('att'::text)"},
         {"name":"delivery_id","type":"text","nullable":false},
         {"name":"number","type":"integer","nullable":true},
@@ -274,22 +274,22 @@ export const catalog: Catalog = {
         {"name":"http_status","type":"integer","nullable":true},
         {"name":"error","type":"text","nullable":true},
         {"name":"next_attempt_at","type":"timestamp with time zone","nullable":true},
-        {"name":"series","type":"integer","nullable":false,"default":"1"},
+        {"name":"series","type":"integer","nullable":false,"default":"1"}
       ],
-      primaryKey: ["id"],
-      foreignKeys: [
-        {"name":"webhook_attempts_delivery_id_fkey","columns":["delivery_id"],"table":"webhook_deliveries","references":["id"]},
+      "primaryKey": ["id"],
+      "foreignKeys": [
+        {"name":"webhook_attempts_delivery_id_fkey","columns":["delivery_id"],"table":"webhook_deliveries","references":["id"]}
       ],
-      uniques: [],
-      checks: [
+      "uniques": [],
+      "checks": [
         {"name":"webhook_attempts_check","columns":["number","manual"],"expression":"((number IS NULL) = manual)"},
         {"name":"webhook_attempts_duration_ms_check","columns":["duration_ms"],"expression":"(duration_ms >= 0)"},
         {"name":"webhook_attempts_number_check","columns":["number"],"expression":"((number >= 1) AND (number <= 8))"},
-        {"name":"webhook_attempts_series_check","columns":["series"],"expression":"(series >= 1)"},
-      ],
+        {"name":"webhook_attempts_series_check","columns":["series"],"expression":"(series >= 1)"}
+      ]
     },
     "webhook_deliveries": {
-      columns: [
+      "columns": [
         {"name":"id","type":"text","nullable":false,"default":"new_id('dlv'::text)"},
         {"name":"event_id","type":"text","nullable":false},
         {"name":"endpoint_id","type":"text","nullable":false},
@@ -302,23 +302,23 @@ export const catalog: Catalog = {
         {"name":"updated_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
         {"name":"series","type":"integer","nullable":false,"default":"1"},
         {"name":"finished_at","type":"timestamp with time zone","nullable":true},
-        {"name":"body_erased_at","type":"timestamp with time zone","nullable":true},
+        {"name":"body_erased_at","type":"timestamp with time zone","nullable":true}
       ],
-      primaryKey: ["id"],
-      foreignKeys: [
+      "primaryKey": ["id"],
+      "foreignKeys": [
         {"name":"webhook_deliveries_endpoint_id_fkey","columns":["endpoint_id"],"table":"webhook_endpoints","references":["id"]},
-        {"name":"webhook_deliveries_event_id_fkey","columns":["event_id"],"table":"webhook_events","references":["id"]},
+        {"name":"webhook_deliveries_event_id_fkey","columns":["event_id"],"table":"webhook_events","references":["id"]}
       ],
-      uniques: [
-        {"name":"webhook_deliveries_event_id_endpoint_id_key","columns":["event_id","endpoint_id"],"partial":false},
+      "uniques": [
+        {"name":"webhook_deliveries_event_id_endpoint_id_key","columns":["event_id","endpoint_id"],"partial":false}
       ],
-      checks: [
+      "checks": [
         {"name":"webhook_deliveries_attempts_check","columns":["attempts"],"expression":"((attempts >= 0) AND (attempts <= 8))"},
-        {"name":"webhook_deliveries_series_check","columns":["series"],"expression":"(series >= 1)"},
-      ],
+        {"name":"webhook_deliveries_series_check","columns":["series"],"expression":"(series >= 1)"}
+      ]
     },
     "webhook_endpoints": {
-      columns: [
+      "columns": [
         {"name":"id","type":"text","nullable":false,"default":"new_id('whe'::text)"},
         {"name":"workspace_id","type":"text","nullable":false},
         {"name":"url","type":"text","nullable":false},
@@ -329,62 +329,62 @@ export const catalog: Catalog = {
         {"name":"removed_at","type":"timestamp with time zone","nullable":true},
         {"name":"previous_secret_ciphertext","type":"bytea","nullable":true},
         {"name":"previous_secret_expires_at","type":"timestamp with time zone","nullable":true},
-        {"name":"disabled_at","type":"timestamp with time zone","nullable":true},
+        {"name":"disabled_at","type":"timestamp with time zone","nullable":true}
       ],
-      primaryKey: ["id"],
-      foreignKeys: [
+      "primaryKey": ["id"],
+      "foreignKeys": [
         {"name":"webhook_endpoints_created_by_fkey","columns":["created_by"],"table":"members","references":["id"]},
-        {"name":"webhook_endpoints_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]},
+        {"name":"webhook_endpoints_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]}
       ],
-      uniques: [],
-      checks: [
+      "uniques": [],
+      "checks": [
         {"name":"webhook_endpoints_previous_secret","columns":["previous_secret_ciphertext","previous_secret_expires_at"],"expression":"((previous_secret_ciphertext IS NULL) = (previous_secret_expires_at IS NULL))"},
         {"name":"webhook_endpoints_previous_secret_ciphertext_check","columns":["previous_secret_ciphertext"],"expression":"(length(previous_secret_ciphertext) > 28)"},
         {"name":"webhook_endpoints_secret_ciphertext_check","columns":["secret_ciphertext"],"expression":"(length(secret_ciphertext) > 28)"},
-        {"name":"webhook_endpoints_url_check","columns":["url"],"expression":"((url ~~ 'https://%'::text) AND (length(url) <= 2048))"},
-      ],
+        {"name":"webhook_endpoints_url_check","columns":["url"],"expression":"((url ~~ 'https://%'::text) AND (length(url) <= 2048))"}
+      ]
     },
     "webhook_events": {
-      columns: [
+      "columns": [
         {"name":"id","type":"text","nullable":false,"default":"new_id('evt'::text)"},
         {"name":"workspace_id","type":"text","nullable":false},
         {"name":"type","type":"text","nullable":false},
         {"name":"booking_id","type":"text","nullable":false},
-        {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
+        {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"}
       ],
-      primaryKey: ["id"],
-      foreignKeys: [
+      "primaryKey": ["id"],
+      "foreignKeys": [
         {"name":"webhook_events_booking_id_fkey","columns":["booking_id"],"table":"bookings","references":["id"]},
-        {"name":"webhook_events_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]},
+        {"name":"webhook_events_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]}
       ],
-      uniques: [
-        {"name":"webhook_events_booking_id_key","columns":["booking_id"],"partial":false},
+      "uniques": [
+        {"name":"webhook_events_booking_id_key","columns":["booking_id"],"partial":false}
       ],
-      checks: [
-        {"name":"webhook_events_type_check","columns":["type"],"expression":"(type = 'booking.created'::text)"},
-      ],
+      "checks": [
+        {"name":"webhook_events_type_check","columns":["type"],"expression":"(type = 'booking.created'::text)"}
+      ]
     },
     "workspaces": {
-      description: "A customer account: its members, courses and bookings.",
-      columns: [
+      "description": "A customer account: its members, courses and bookings.",
+      "columns": [
         {"name":"id","type":"text","nullable":false,"default":"new_id('ws'::text)"},
         {"name":"name","type":"text","nullable":false},
-        {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
+        {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"}
       ],
-      primaryKey: ["id"],
-      foreignKeys: [],
-      uniques: [],
-      checks: [
-        {"name":"workspaces_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)","description":"must not be empty"},
-      ],
-    },
+      "primaryKey": ["id"],
+      "foreignKeys": [],
+      "uniques": [],
+      "checks": [
+        {"name":"workspaces_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)","description":"must not be empty"}
+      ]
+    }
   },
-  enums: {
+  "enums": {
     "booking_source": {"values":["admin","public_page","widget","api"]},
     "booking_status": {"values":["pending","confirmed","waitlisted","cancelled","expired"]},
     "course_run_status": {"values":["draft","published","unpublished"]},
     "member_role": {"values":["owner","admin","member"]},
     "session_status": {"values":["scheduled","cancelled"]},
-    "webhook_delivery_state": {"values":["pending","succeeded","failed","cancelled"]},
-  },
+    "webhook_delivery_state": {"values":["pending","succeeded","failed","cancelled"]}
+  }
 };

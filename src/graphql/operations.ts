@@ -105,7 +105,9 @@ export function compileOperations(schema: GraphQLSchema): CompiledOperations {
 function compileOperation<Name extends OperationName>(schema: GraphQLSchema, name: Name, source: string): CompiledOperation<Name> {
   const document = parse(source);
   const errors = validate(schema, document);
-  if (errors.length > 0) throw new Error(`Operation ${name} does not match the schema: ${errors.map((e) => e.message).join('; ')}`);
+  if (errors.length > 0) {
+    throw new Error(`src/graphql/operations.ts: the operation ${name} does not match the schema the catalog and the overlay give: ${errors.map((e) => e.message).join('; ')}`);
+  }
   const query = compileQuery(schema, document);
   if (!isCompiledQuery(query)) {
     throw new Error(`Operation ${name} does not compile: ${query.errors?.map((e) => e.message).join('; ')}`);
