@@ -1,17 +1,20 @@
 /**
  * `npm run generate` writes the files derived from the migrations, the overlay and the fixed
- * operations (schema/generated-files.ts). With `--check` (`npm run build` runs it) it writes
- * nothing and fails, naming every table, field or type that differs, while one of them is stale.
+ * operations (schema/generated-files.ts). With `--check` (`npm run build` runs it, after the
+ * embedded template's step has checked the committed catalog against the migrations) it writes
+ * nothing, derives the rest from the committed catalog, and fails, naming every field or type
+ * that differs, while a file is stale.
  */
 import { writeFile } from 'node:fs/promises';
 import { ModelError } from '../src/db/resource-model.ts';
+import { catalog } from '../src/db/catalog.generated.ts';
 import { generatedFiles, migratedCatalog, staleFiles } from './generated-files.ts';
 
 const root = new URL('../', import.meta.url);
 const check = process.argv.includes('--check');
 
 try {
-  const files = await generatedFiles(await migratedCatalog());
+  const files = await generatedFiles(check ? catalog : await migratedCatalog());
   if (check) {
     const stale = await staleFiles(root, files);
     if (stale.length > 0) {

@@ -49,7 +49,7 @@ export async function generatedFiles(catalog: Catalog): Promise<GeneratedFile[]>
       differences(committed) {
         const parsed = parseCatalogModule(committed);
         if (!parsed) return ['it is not a catalog module as npm run generate writes one'];
-        const lines = catalogDifferences(parsed, catalog).map((line) => `${line} (in the file; the migrations say otherwise)`);
+        const lines = catalogDifferences(catalog, parsed).map((line) => `${line} in the file, against the migrations`);
         return lines.length > 0 ? lines : ['its text differs from what npm run generate writes'];
       },
     },
