@@ -14,6 +14,8 @@ export const overlay: Overlay = {
     // What the public course list shows, in its order (docs/contract-rules.md, resources.course-listing).
     lists: { courses: { of: 'course_runs', by: 'listed_from' } },
   },
+  // Written by the fixture import; not served.
+  members: { graphql: false, personalData: true },
   course_templates: { order: ['title'] },
   course_runs: { order: ['created_at'] },
   sessions: { order: ['starts_at'] },
@@ -21,6 +23,4 @@ export const overlay: Overlay = {
   bookings: { order: ['-created_at'] },
   // Reached only through its booking, whose workspace it shares.
   participants: { workspace: { through: 'booking_id' }, personalData: true, root: false },
-  // Written by the fixture import; not served.
-  members: { graphql: false, personalData: true },
 };
