@@ -33,14 +33,17 @@ BEGIN
 END
 $$;
 
--- The runs whose sessions changed, in id order (concurrent writers lock them in one order); only
--- rows whose listing moves are written.
+-- The runs whose sessions changed and whose listing moves, locked in id order (concurrent writers
+-- lock them in one order); FOR NO KEY UPDATE, as the update itself, so that writers of bookings and
+-- sessions, whose foreign keys share the runs' rows (FOR KEY SHARE), never wait for it.
 CREATE FUNCTION refresh_course_run_listings(p_run_ids text[]) RETURNS void
   LANGUAGE sql
   AS $$
   UPDATE course_runs r SET listed_from = course_run_listed_from(r)
-    FROM (SELECT id FROM course_runs WHERE id = ANY(p_run_ids) ORDER BY id FOR UPDATE) AS locked
-   WHERE r.id = locked.id AND r.listed_from IS DISTINCT FROM course_run_listed_from(r);
+    FROM (SELECT c.id FROM course_runs c
+           WHERE c.id = ANY(p_run_ids) AND c.listed_from IS DISTINCT FROM course_run_listed_from(c)
+           ORDER BY c.id FOR NO KEY UPDATE) AS locked
+   WHERE r.id = locked.id;
 $$;
 
 -- Once per statement, over all its rows (an import of 100,000 sessions is one more statement).
