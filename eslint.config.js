@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'scratch/', '.data/', 'coverage/', 'test-results/'] },
+  { ignores: ['node_modules/', 'dist/', 'scratch/', '.scratch/', '.data/', 'coverage/', 'test-results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -25,7 +25,7 @@ export default tseslint.config(
     rules: { 'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read settings through src/config.ts.' }] },
   },
   {
-    files: ['src/cli/**', 'src/main.ts', 'bench/**', 'examples/**', 'test/**', 'openapi/**'],
+    files: ['src/cli/**', 'src/main.ts', 'bench/**', 'examples/**', 'test/**', 'openapi/**', 'schema/**'],
     rules: { 'no-console': 'off' },
   },
 );

@@ -7,13 +7,13 @@ import { openDatabase, type Database } from './db/database.ts';
 import { copyEmbeddedTemplate, personaliseTemplateCopy } from './db/embedded-template.ts';
 import { migrate } from './db/migrate.ts';
 import { ReplicaSet } from './db/replicas.ts';
-import { createRegistry } from './db/resources.ts';
+import type { ResourceModel } from './db/resource-model.ts';
+import { databaseDifferences, serviceModel, staleBuild } from './db/service-model.ts';
 import { joinedResource } from './db/sql-builder.ts';
-import type { ResourceRegistry } from './db/resource-registry.ts';
 import { compileOperations } from './graphql/operations.ts';
 import { ResponseCache } from './graphql/response-cache.ts';
 import { createInternalApp, type InternalApp } from './internal-api/internal-app.ts';
-import { createSchema } from './graphql/schema.ts';
+import { createSchema, internalSchema } from './graphql/schema.ts';
 import { closeServer, createListener, listen, urlOf } from './listeners.ts';
 import { createRedactor, type Logger } from './logger.ts';
 import { packagePath } from './package-root.ts';
@@ -30,9 +30,8 @@ export interface ServerOptions {
   logger: Logger;
   /** An already open database (tests); otherwise one is opened from the configuration. */
   db?: Database;
-  /** Another registry and SDL (a resource added without new SQL, in tests). */
-  registry?: ResourceRegistry;
-  typeDefs?: string[];
+  /** Another resource model (the catalog of another database with another overlay, in tests). */
+  model?: ResourceModel;
   /** Certificates the webhook worker trusts besides the default store (tests; operators use NODE_EXTRA_CA_CERTS). */
   trustedCertificates?: string[];
 }
@@ -50,6 +49,9 @@ export interface RunningServer {
 /** Opens (and migrates) the database, then serves the public and, with a token, the internal listener. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { config, logger } = options;
+  const stale = options.model ? null : staleBuild();
+  if (stale) throw new Error(stale);
+  const model = options.model ?? serviceModel();
   const ownsDb = !options.db;
   const template = ownsDb && !config.DATABASE_URL && (await copyEmbeddedTemplate(config.DATA_DIR));
   const db =
@@ -71,9 +73,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (db.pooler && db.directConnectionString === db.connectionString) {
       logger.warn('DATABASE_URL leads to a connection pooler and DATABASE_DIRECT_URL is not set: migrations and the webhook worker need session features (advisory locks, LISTEN) a pooler in transaction mode does not keep');
     }
-    if (ownsDb) await migrate(db);
-    const registry = options.registry ?? createRegistry();
-    const schema = createSchema({ registry, ...(options.typeDefs ? { typeDefs: options.typeDefs } : {}) });
+    if (ownsDb) {
+      await migrate(db);
+      const differences = await databaseDifferences(db, model);
+      if (differences.length > 0) {
+        throw new Error(`The database disagrees with the catalog this build was made from (src/db/catalog.generated.ts):\n  - ${differences.join('\n  - ')}`);
+      }
+    }
+    const { registry } = model;
+    const schema = createSchema(model);
     const operations = compileOperations(schema);
     const rateLimiters: RateLimiters = await createRateLimiters({
       store: config.RATE_LIMIT_STORE,
@@ -174,7 +182,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     let internalUrl: string | null = null;
     if (config.INTERNAL_API_TOKEN) {
       const internal: InternalApp = await createInternalApp({
-        schema,
+        schema: internalSchema(schema),
         registry,
         db,
         reads: replicas ? () => replicas.reader()?.db ?? db : undefined,

@@ -1,10 +1,10 @@
-import { fieldDefinition, type FieldType, type FilterOperator, type RelationDefinition, type ResourceDefinition, type ResourceRegistry, type Scalar, type AggregateOrderTerm, type OrderTerm } from './resource-registry.ts';
-import { COUNT_COLUMN, PARENT_COLUMN, ParameterList, flip, orderColumn, orderExpression, relationBase, sqlDirection, type GeneratedQuery } from './sql-parts.ts';
+import { columnOf, fieldDefinition, type FieldType, type FilterOperator, type OrderTerm, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from './resource-registry.ts';
+import { COUNT_COLUMN, PARENT_COLUMN, ParameterList, flip, orderColumn, relationBase, sqlDirection, type GeneratedQuery } from './sql-parts.ts';
 import { utcTextColumn } from './timestamps.ts';
 
 /** One term of a connection's order: what it orders by, and how its value is typed in a cursor. */
 export interface ConnectionOrderTerm {
-  term: OrderTerm | AggregateOrderTerm;
+  term: OrderTerm;
   direction: 'asc' | 'desc';
   type: FieldType;
   nullable: boolean;
@@ -17,21 +17,13 @@ export interface ConnectionOrderTerm {
 export function connectionOrder(registry: ResourceRegistry, relation: RelationDefinition): ConnectionOrderTerm[] {
   const target = registry.get(relation.resource);
   const terms = [...(relation.orderBy ?? [])];
-  if (!terms.some((term) => !('aggregate' in term) && term.field === target.key)) {
+  if (!terms.some((term) => term.field === target.key)) {
     terms.push({ field: target.key, direction: terms.at(-1)?.direction ?? 'asc' });
   }
   return terms.map((term) => {
-    const direction = term.direction ?? 'asc';
-    if (!('aggregate' in term)) {
-      const { type, nullable } = fieldDefinition(target, term.field);
-      return { term, direction, type, nullable: nullable ?? false };
-    }
-    if (term.aggregate === 'count') return { term, direction, type: 'int', nullable: false };
-    const nested = registry.relation(target, term.relation);
-    const aggregated = fieldDefinition(registry.get(nested.resource), term.field);
-    // min/max of no rows is NULL, unless the relation requires such rows to exist.
-    const guaranteed = (relation.requires ?? []).some((required) => required.relation === term.relation && sameWhere(required.where, term.where));
-    return { term, direction, type: aggregated.type, nullable: !guaranteed || (aggregated.nullable ?? false) };
+    const { type, nullable } = fieldDefinition(target, term.field);
+    // A named list holds only rows whose listing column is set.
+    return { term, direction: term.direction ?? 'asc', type, nullable: (nullable ?? false) && term.field !== relation.present };
   });
 }
 
@@ -63,7 +55,7 @@ export function buildConnectionQuery(registry: ResourceRegistry, relation: Relat
   const base = relationBase(registry, relation, params, options.embedded ?? [], options.fields, options.restricted ?? false);
   const { target, conditions } = base;
   const order = connectionOrder(registry, relation);
-  const expression = (index: number) => orderExpression(registry, target, order[index]!.term, params);
+  const expression = (index: number) => `t.${columnOf(target, order[index]!.term.field)}`;
 
   const selected = [...base.selected];
   const columns = [...base.columns];
@@ -92,7 +84,7 @@ function valueSql(placeholder: string, type: FieldType, source: 'cursor' | 'filt
 
 const COMPARISON: Record<Exclude<FilterOperator, 'eq' | 'in'>, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
 
-function filterCondition(target: ResourceDefinition, field: string, operator: FilterOperator, params: ParameterList): string {
+export function filterCondition(target: ResourceDefinition, field: string, operator: FilterOperator, params: ParameterList): string {
   const { column, type } = fieldDefinition(target, field);
   const placeholder = params.add({ from: 'filter', field, operator });
   if (operator === 'in') return `t.${column} = ANY(${placeholder})`;
@@ -138,12 +130,6 @@ function termBeyond(term: ConnectionOrderTerm, expression: string, isNull: boole
   if (isNull) return `${expression} IS NOT NULL`;
   return `${expression} < ${value()}`;
 }
-
-function sameWhere(a: Record<string, Scalar> | undefined, b: Record<string, Scalar> | undefined): boolean {
-  const left = Object.entries(a ?? {});
-  return left.length === Object.keys(b ?? {}).length && left.every(([field, value]) => b?.[field] === value);
-}
-
 
 /** How many rows of a relation each parent has under a filter (a connection's `totalCount`), for many parents at once. */
 export function buildCountQuery(registry: ResourceRegistry, relation: RelationDefinition, options: { filter?: readonly FilterTerm[]; restricted?: boolean } = {}): GeneratedQuery {

@@ -12,7 +12,7 @@ export interface MigrationResult {
 }
 
 /** The names of the migrations shipped with this build, in order. */
-const SHIPPED_MIGRATIONS: readonly string[] = readdirSync(MIGRATIONS_DIR)
+export const SHIPPED_MIGRATIONS: readonly string[] = readdirSync(MIGRATIONS_DIR)
   .filter((file) => file.endsWith('.sql'))
   .map((file) => file.replace(/\.sql$/, ''))
   .sort();

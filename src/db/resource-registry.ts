@@ -1,8 +1,8 @@
 /**
- * The declarative resource registry: each resource names its table, maps GraphQL fields to typed
- * columns and declares its relations. Every read the GraphQL layer makes is a SELECT generated from
- * it, and every list gets a paginated, filterable connection from it, so a new resource needs SDL, a
- * registry entry and a migration, never a hand-written query.
+ * The resource registry: each resource names its table, maps GraphQL fields to typed columns and
+ * declares its relations. Every read the GraphQL layer makes is a SELECT generated from it, and
+ * every list gets a paginated, filterable connection from it. The service's registry is derived
+ * from PostgreSQL's catalog and the overlay (`resource-model.ts`), never written by hand.
  */
 
 export type Scalar = string | number | boolean;
@@ -19,6 +19,9 @@ export interface FieldDefinition {
   type: FieldType;
   /** The column may be NULL (pagination then orders and compares with NULLs in their place). */
   nullable?: boolean;
+  /** For an `enum` column: the GraphQL enum type its values are served as. */
+  enumType?: string;
+  description?: string;
 }
 
 /** A column name alone is a non-null `string` column. */
@@ -44,33 +47,6 @@ export interface OrderTerm {
   direction?: 'asc' | 'desc';
 }
 
-/** Orders by an aggregate over a relation's rows, e.g. a run's earliest scheduled session. */
-export interface AggregateOrderTerm {
-  aggregate: 'min' | 'max' | 'count';
-  relation: string;
-  field: string;
-  direction?: 'asc' | 'desc';
-  /** Extra equality conditions on the aggregated rows. */
-  where?: Record<string, Scalar>;
-}
-
-export interface RelationFilter {
-  relation: string;
-  /** Extra equality conditions on the related rows. */
-  where?: Record<string, Scalar>;
-}
-
-export interface RelationArgument {
-  /** The target field the argument filters on: `field = ANY(argument)`. */
-  field: string;
-}
-
-export interface RelationLimit {
-  argument: string;
-  default: number;
-  max: number;
-}
-
 export interface RelationDefinition {
   resource: string;
   kind: 'one' | 'many';
@@ -78,22 +54,13 @@ export interface RelationDefinition {
   localField: string;
   /** The field of the target matched against the parent's value. */
   foreignField: string;
-  /** Fixed equality conditions on the target rows. */
-  where?: Record<string, Scalar>;
-  /** The target rows must have at least one row in each of these relations. */
-  requires?: RelationFilter[];
-  orderBy?: Array<OrderTerm | AggregateOrderTerm>;
-  /** GraphQL arguments that filter the target rows. */
-  arguments?: Record<string, RelationArgument>;
-  /** A per-parent row limit taken from a GraphQL argument. */
-  limit?: RelationLimit;
-}
-
-/** A `Query` field that returns one row of the resource looked up by an argument. */
-export interface RootDefinition {
-  argument: string;
-  /** The field matched against the argument; the resource's key when omitted. */
-  field?: string;
+  /** Only the target rows whose field of this name is set (a named list, see the overlay's `lists`). */
+  present?: string;
+  /** The order of a `many` relation's rows; the connection adds the target's key last. */
+  orderBy?: OrderTerm[];
+  /** A `one` relation that may find no row (its local field is nullable, or it is the other end of a key). */
+  optional?: boolean;
+  description?: string;
 }
 
 export interface ResourceDefinition {
@@ -111,10 +78,7 @@ export interface ResourceDefinition {
   /**
    * The field holding the id of the workspace a row belongs to. A token restricted to some
    * workspaces reads only rows whose workspace is one of them, in every statement that reads this
-   * resource. Every resource a public answer is built from declares it (or `workspaceThrough`), and
-   * its table carries the data-version triggers (src/db/migrations/1763800700000_data-versions.sql):
-   * a committed change to a row then moves its workspace's data version, which keys the response
-   * cache. A resource with `roots` must declare it (`null` for data of no workspace).
+   * resource. A resource with `roots` must declare it (`null` for data of no workspace).
    */
   workspaceField?: string | null;
   /**
@@ -126,8 +90,18 @@ export interface ResourceDefinition {
   /** Personal data: the audit trail records whether a request selected it. */
   personalData?: boolean;
   relations?: Record<string, RelationDefinition>;
-  /** `Query` fields resolved by this resource. */
+  /** `Query` fields that look one row up by the resource's key, by name. */
   roots?: Record<string, RootDefinition>;
+  /** A page of a connection of these rows holds at most this many (100 when absent). */
+  maxPage?: number;
+  description?: string;
+}
+
+/** A `Query` field that returns one row of the resource looked up by an argument. */
+export interface RootDefinition {
+  argument: string;
+  /** The field matched against the argument; the resource's key when omitted. */
+  field?: string;
 }
 
 /** The column of a field. */
@@ -190,21 +164,8 @@ export class ResourceRegistry {
         const target = this.get(relation.resource);
         assertField(resource, relation.localField, where);
         assertField(target, relation.foreignField, where);
-        for (const field of Object.keys(relation.where ?? {})) assertField(target, field, where);
-        for (const argument of Object.values(relation.arguments ?? {})) assertField(target, argument.field, where);
-        for (const term of relation.orderBy ?? []) {
-          if ('aggregate' in term) {
-            const nested = this.get(this.relation(target, term.relation).resource);
-            assertField(nested, term.field, where);
-            for (const field of Object.keys(term.where ?? {})) assertField(nested, field, where);
-          } else {
-            assertField(target, term.field, where);
-          }
-        }
-        for (const filter of relation.requires ?? []) {
-          const required = this.get(this.relation(target, filter.relation).resource);
-          for (const field of Object.keys(filter.where ?? {})) assertField(required, field, where);
-        }
+        if (relation.present !== undefined) assertField(target, relation.present, where);
+        for (const term of relation.orderBy ?? []) assertField(target, term.field, where);
       }
     }
   }

@@ -1,5 +1,6 @@
+import { filterCondition, type FilterTerm } from './connection-sql.ts';
 import { columnOf, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from './resource-registry.ts';
-import { PARENT_COLUMN, ParameterList, orderExpression, relationBase, selectList, sqlDirection, workspaceCondition, type GeneratedQuery } from './sql-parts.ts';
+import { PARENT_COLUMN, ParameterList, relationBase, selectList, sqlDirection, workspaceCondition, type GeneratedQuery } from './sql-parts.ts';
 
 /**
  * The statements the loaders run, generated from the resource registry: lookups, relations (here),
@@ -36,13 +37,10 @@ export function buildLookup(resource: ResourceDefinition, field: string, options
   };
 }
 
-/**
- * The rows of a relation for many parents at once. Without a limit it is one `= ANY($1)` scan;
- * with a per-parent limit each parent key drives a LATERAL index scan that stops at the limit.
- */
+/** What a relation's statement reads: which filter conditions, embedded one-relations and fields. */
 export interface RelationQueryOptions {
-  /** The relation's GraphQL arguments the field is given (others are not part of the statement). */
-  arguments?: readonly string[];
+  /** Conditions of the field's `filter` argument (a whole list's), as a connection takes them. */
+  filter?: readonly FilterTerm[];
   /** One-relations of the target to read in the same statement (see `embeddable`). */
   embedded?: readonly string[];
   /** The target's fields to read (its key is always read); all of them when omitted. */
@@ -51,29 +49,15 @@ export interface RelationQueryOptions {
   restricted?: boolean;
 }
 
+/** The rows of a relation for many parents at once, in its order: one `= ANY($1)` scan. */
 export function buildRelationQuery(registry: ResourceRegistry, relation: RelationDefinition, options: RelationQueryOptions = {}): GeneratedQuery {
   const params = new ParameterList();
   const base = relationBase(registry, relation, params, options.embedded ?? [], options.fields, options.restricted ?? false);
   const { target, conditions } = base;
-  const order = (relation.orderBy ?? []).map((term) => `${orderExpression(registry, target, term, params)} ${sqlDirection(term.direction)}`);
+  for (const [field, operator] of options.filter ?? []) conditions.push(filterCondition(target, field, operator, params));
+  const order = (relation.orderBy ?? []).map((term) => `t.${columnOf(target, term.field)} ${sqlDirection(term.direction)}`);
   const orderClause = order.length > 0 ? ` ORDER BY ${order.join(', ')}` : '';
-  for (const name of options.arguments ?? []) {
-    const argument = relation.arguments?.[name];
-    if (!argument) continue;
-    conditions.push(`t.${columnOf(target, argument.field)} = ANY(${params.add({ from: 'argument', name })})`);
-  }
-
-  let text: string;
-  if (relation.limit) {
-    const limit = params.add({ from: 'limit' });
-    const where = [`t.${base.foreign} = p.k`, ...conditions].join(' AND ');
-    text =
-      `SELECT p.k AS "${PARENT_COLUMN}", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL ` +
-      `(SELECT ${base.selected.join(', ')} FROM ${base.from} WHERE ${where}${orderClause} LIMIT ${limit}) x`;
-  } else {
-    const where = [`t.${base.foreign} = ANY($1)`, ...conditions].join(' AND ');
-    text = `SELECT t.${base.foreign} AS "${PARENT_COLUMN}", ${base.selected.join(', ')} FROM ${base.from} WHERE ${where}${orderClause}`;
-  }
+  const where = [`t.${base.foreign} = ANY($1)`, ...conditions].join(' AND ');
+  const text = `SELECT t.${base.foreign} AS "${PARENT_COLUMN}", ${base.selected.join(', ')} FROM ${base.from} WHERE ${where}${orderClause}`;
   return { text, columns: base.columns, timestamps: base.timestamps, parameters: params.sources, embeds: base.embeds };
 }
-

@@ -1,30 +1,15 @@
 /**
  * The pieces every generated statement is made of: parameter numbering, select lists (timestamps
- * as UTC text), a relation's target with its embedded one-relations and fixed conditions, order
- * expressions and workspace restrictions.
+ * as UTC text), a relation's target with its embedded one-relations and conditions, and workspace
+ * restrictions.
  */
-import {
-  columnOf,
-  fieldDefinition,
-  type AggregateOrderTerm,
-  type FilterOperator,
-  type OrderTerm,
-  type RelationDefinition,
-  type RelationFilter,
-  type ResourceDefinition,
-  type ResourceRegistry,
-  type Scalar,
-} from './resource-registry.ts';
+import { columnOf, fieldDefinition, type FilterOperator, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from './resource-registry.ts';
 import { isoFromUtcText, utcTextColumn } from './timestamps.ts';
 
 /** Where the value of one statement parameter comes from. */
 export type ParameterSource =
-  /** A fixed value of the registry (a `where` clause). */
-  | { from: 'fixed'; value: Scalar }
   /** The workspaces a restricted token may read. */
   | { from: 'workspaces' }
-  /** A GraphQL argument of the relation (`arguments`). */
-  | { from: 'argument'; name: string }
   | { from: 'filter'; field: string; operator: FilterOperator }
   /** The value of order term `index` in the `after` or `before` cursor. */
   | { from: 'after' | 'before'; index: number }
@@ -63,16 +48,15 @@ export const COUNT_COLUMN = 'count';
 
 /**
  * A one-relation can be read with its parent through a LEFT JOIN when that cannot multiply the
- * parent's rows (it matches the target's key) and it takes no arguments, limit or required rows.
+ * parent's rows: it matches the target's key.
  */
 export function embeddable(registry: ResourceRegistry, owner: ResourceDefinition, relationName: string): boolean {
   const relation = owner.relations?.[relationName];
   if (!relation || relation.kind !== 'one') return false;
-  if (relation.arguments || relation.limit || relation.requires) return false;
   return registry.get(relation.resource).key === relation.foreignField;
 }
 
-/** What the statements of one relation share: the target's columns, embedded one-relations and fixed conditions. */
+/** What the statements of one relation share: the target's columns, embedded one-relations and conditions. */
 export interface RelationBase {
   target: ResourceDefinition;
   foreign: string;
@@ -107,7 +91,6 @@ export function relationBase(
     const joined = registry.get(one.resource);
     const alias = `e${index + 1}`;
     const on = [`${alias}.${columnOf(joined, one.foreignField)} = t.${columnOf(target, one.localField)}`];
-    for (const [field, value] of Object.entries(one.where ?? {})) on.push(`${alias}.${columnOf(joined, field)} = ${params.add({ from: 'fixed', value })}`);
     // Another workspace's row reads as no row, exactly as if it did not exist.
     const restriction = restricted ? workspaceCondition(joined, alias, params) : null;
     if (restriction) on.push(restriction);
@@ -123,12 +106,8 @@ export function relationBase(
     });
   });
 
-  for (const [field, value] of Object.entries(relation.where ?? {})) {
-    conditions.push(`t.${columnOf(target, field)} = ${params.add({ from: 'fixed', value })}`);
-  }
-  for (const filter of relation.requires ?? []) {
-    conditions.push(`EXISTS (${relatedRowsSql(registry, target, filter, params, 'SELECT 1')})`);
-  }
+  // A named list: the rows whose listing column is set (see the overlay's `lists`).
+  if (relation.present !== undefined) conditions.push(`t.${columnOf(target, relation.present)} IS NOT NULL`);
   const restriction = restricted ? workspaceCondition(target, 't', params) : null;
   if (restriction) conditions.push(restriction);
   return {
@@ -150,33 +129,6 @@ export const sqlDirection = (direction: 'asc' | 'desc' | undefined) => (directio
 export function workspaceCondition(resource: ResourceDefinition, alias: string, params: ParameterList): string | null {
   if (!resource.workspaceField) return null;
   return `${alias}.${columnOf(resource, resource.workspaceField)} = ANY(${params.add({ from: 'workspaces' })})`;
-}
-
-function relatedRowsSql(
-  registry: ResourceRegistry,
-  owner: ResourceDefinition,
-  filter: RelationFilter,
-  params: ParameterList,
-  select: string,
-): string {
-  const relation = registry.relation(owner, filter.relation);
-  const related = registry.get(relation.resource);
-  const alias = params.alias();
-  const conditions = [`${alias}.${columnOf(related, relation.foreignField)} = t.${columnOf(owner, relation.localField)}`];
-  for (const [field, value] of Object.entries({ ...relation.where, ...filter.where })) {
-    conditions.push(`${alias}.${columnOf(related, field)} = ${params.add({ from: 'fixed', value })}`);
-  }
-  return `${select.replaceAll('$alias', alias)} FROM ${related.table} ${alias} WHERE ${conditions.join(' AND ')}`;
-}
-
-/** What an order term orders by: a column, or an aggregate over a relation's rows. */
-export function orderExpression(registry: ResourceRegistry, target: ResourceDefinition, term: OrderTerm | AggregateOrderTerm, params: ParameterList): string {
-  if (!('aggregate' in term)) return `t.${columnOf(target, term.field)}`;
-  const relation = registry.relation(target, term.relation);
-  const related = registry.get(relation.resource);
-  const select = `SELECT ${term.aggregate}($alias.${columnOf(related, term.field)})`;
-  const filter: RelationFilter = term.where ? { relation: term.relation, where: term.where } : { relation: term.relation };
-  return `(${relatedRowsSql(registry, target, filter, params, select)})`;
 }
 
 /**

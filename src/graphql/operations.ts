@@ -1,5 +1,6 @@
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { getOperationAST, parse, validate, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import type { PublicBookingFragment, PublicBookingsQuery, PublicCoursesQuery, WebhookBookingQuery } from './operation-types.generated.ts';
 import type { GraphQLContext } from './schema.ts';
 
 /** A booking as the public API shows it; participant data only when `$withParticipant` is true. */
@@ -36,7 +37,7 @@ export const operationSources = {
             revision @include(if: $calendar)
             updatedAt @include(if: $calendar)
           }
-          sessions(status: [SCHEDULED]) {
+          sessions(filter: { status: { eq: SCHEDULED } }) {
             id
             startsAt
             durationMinutes
@@ -52,7 +53,7 @@ export const operationSources = {
   bookings: /* GraphQL */ `
     query PublicBookings($workspaceId: ID!, $withParticipant: Boolean!) {
       workspace(id: $workspaceId) {
-        bookings(first: 100) { ...PublicBooking }
+        bookingsConnection(first: 100) { nodes { ...PublicBooking } }
       }
     }
     ${PUBLIC_BOOKING}
@@ -69,40 +70,18 @@ export const operationSources = {
 
 export type OperationName = keyof typeof operationSources;
 
-/** A session as the fixed operations select it; the calendar's extra fields only with `$calendar`. */
-export interface SessionResult {
-  id: string;
-  startsAt: string;
-  durationMinutes: number;
-  timeZone: string;
-  location: string;
-  revision?: number;
-  updatedAt?: string;
+/** What each fixed operation's `data` holds: generated from the documents above and the schema (npm run generate). */
+export interface OperationResults {
+  courses: PublicCoursesQuery;
+  bookings: PublicBookingsQuery;
+  webhookBooking: WebhookBookingQuery;
 }
 
-export interface CourseRunResult {
-  id: string;
-  template: { title: string; description: string; revision?: number; updatedAt?: string };
-  sessions: SessionResult[];
-}
+/** A course run as `PublicCourses` selects it; the calendar's extra fields only with `$calendar`. */
+export type CourseRunResult = NonNullable<PublicCoursesQuery['workspace']>['courses'][number];
 
 /** A booking as `PublicBooking` selects it; enum values as GraphQL writes them (CONFIRMED). */
-export interface BookingResult {
-  id: string;
-  courseRunId: string;
-  source: string;
-  status: string;
-  createdAt: string;
-  updatedAt: string;
-  participant?: { name: string; email: string } | null;
-}
-
-/** What each fixed operation's `data` holds. */
-export interface OperationResults {
-  courses: { workspace: { name?: string; courses: CourseRunResult[] } | null };
-  bookings: { workspace: { bookings: BookingResult[] } | null };
-  webhookBooking: { booking: BookingResult | null };
-}
+export type BookingResult = PublicBookingFragment;
 
 export interface CompiledOperation<Name extends OperationName = OperationName> {
   readonly name: Name;
@@ -126,7 +105,9 @@ export function compileOperations(schema: GraphQLSchema): CompiledOperations {
 function compileOperation<Name extends OperationName>(schema: GraphQLSchema, name: Name, source: string): CompiledOperation<Name> {
   const document = parse(source);
   const errors = validate(schema, document);
-  if (errors.length > 0) throw new Error(`Operation ${name} does not match the schema: ${errors.map((e) => e.message).join('; ')}`);
+  if (errors.length > 0) {
+    throw new Error(`src/graphql/operations.ts: the operation ${name} does not match the schema the catalog and the overlay give: ${errors.map((e) => e.message).join('; ')}`);
+  }
   const query = compileQuery(schema, document);
   if (!isCompiledQuery(query)) {
     throw new Error(`Operation ${name} does not compile: ${query.errors?.map((e) => e.message).join('; ')}`);

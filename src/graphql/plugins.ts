@@ -32,9 +32,9 @@ function holdsNul(value: unknown): boolean {
 /**
  * Cost = fields fetched, where every list counts as the rows it can return times the cost of one
  * of them: a connection its page size (`first` or `last`, at most 100, 100 when neither is given),
- * a list with a per-parent limit that limit; a connection's `edges` are that page; an
- * introspection list its average length in the served schema (`introspectionListLengths`). A list without
- * a page size has no honest estimate and is refused (`unbounded`). Connection arguments are
+ * a connection's `edges` are that page; an introspection list its average length in the served
+ * schema (`introspectionListLengths`). A list without a page size (a whole list, which only the
+ * fixed operations' schema has) has no honest estimate and is refused. Connection arguments are
  * checked here too, so that a bad `first` or cursor is refused before any statement, and so are
  * arguments holding U+0000, which the database would refuse with an error.
  */
@@ -60,16 +60,6 @@ function listCostEstimator(index: ListIndex, introspection: ReadonlyMap<string, 
       }
     }
     if (!isList(field.type) || isLeafType(getNamedType(field.type)) || index.connectionTypes.has(type.name)) return 1 + childComplexity;
-    const limit = index.plainLists.get(key)?.limit;
-    if (limit) {
-      const requested = args[limit.argument];
-      if (requested === undefined || requested === null) return 1 + limit.default * perRow;
-      if (typeof requested !== 'number' || !Number.isInteger(requested) || requested < 1 || requested > limit.max) {
-        problem(`Argument "${limit.argument}" must be an integer from 1 to ${limit.max}.`);
-        return 1 + limit.max * perRow;
-      }
-      return 1 + requested * perRow;
-    }
     const plain = index.plainLists.get(key);
     problem(`Field "${key}" returns every row at once, which this endpoint refuses` + (plain ? `: page through "${plain.connectionField}" with first/after instead.` : '.'));
     return 1 + childComplexity;

@@ -1,4 +1,5 @@
 import type { components } from '../contract/public-v1-types.ts';
+import type { BookingSource, BookingStatus } from './operation-types.generated.ts';
 import type { BookingResult, CourseRunResult, OperationResults } from './operations.ts';
 
 /**
@@ -13,14 +14,15 @@ export type Booking = components['schemas']['Booking'];
 export type BookingCreatedEvent = components['schemas']['BookingCreatedEvent'];
 
 // GraphQL writes enum values in its own style (PUBLIC_PAGE); the contract's values are lowercase.
-const SOURCES = { ADMIN: 'admin', PUBLIC_PAGE: 'public_page', WIDGET: 'widget', API: 'api' } as const satisfies Record<string, Booking['source']>;
+// Every value of the schema has its public one: a new value fails the type-check here.
+const SOURCES = { ADMIN: 'admin', PUBLIC_PAGE: 'public_page', WIDGET: 'widget', API: 'api' } as const satisfies Record<BookingSource, Booking['source']>;
 const STATUSES = {
   PENDING: 'pending',
   CONFIRMED: 'confirmed',
   WAITLISTED: 'waitlisted',
   CANCELLED: 'cancelled',
   EXPIRED: 'expired',
-} as const satisfies Record<string, Booking['status']>;
+} as const satisfies Record<BookingStatus, Booking['status']>;
 
 function enumValue<T extends string>(values: Readonly<Record<string, T>>, value: string, field: string): T {
   const mapped = values[value];
@@ -33,7 +35,7 @@ export function courseRunsOf(data: OperationResults['courses']): CourseRunResult
 }
 
 export function bookingsOf(data: OperationResults['bookings']): BookingResult[] {
-  return data.workspace?.bookings ?? [];
+  return data.workspace?.bookingsConnection.nodes ?? [];
 }
 
 /** docs/contract-rules.md, `resources.course-fields`: exactly these fields, in this order. */

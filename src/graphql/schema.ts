@@ -1,28 +1,18 @@
-import { readFileSync, readdirSync } from 'node:fs';
 import { makeExecutableSchema } from '@graphql-tools/schema';
-import type { IResolvers } from '@graphql-tools/utils';
-import { GraphQLScalarType, Kind, isObjectType, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { filterSchema, type IResolvers } from '@graphql-tools/utils';
+import { GraphQLScalarType, Kind, type GraphQLSchema } from 'graphql';
+import type { ResourceModel } from '../db/resource-model.ts';
 import type { ResourceRegistry } from '../db/resource-registry.ts';
 import { isCalendarDateTime } from '../db/timestamps.ts';
 import type { Loaders, Page, Row } from '../loaders/loaders.ts';
-import { packagePath } from '../package-root.ts';
-import { connectionTypeName, edgeTypeName, generateConnections, rememberListIndex, sdlSchema, type ListIndex } from './connections.ts';
+import { connectionTypeName, edgeTypeName, listIndexOf, rememberListIndex, type ListIndex } from './connections.ts';
+import { generateSdl } from './sdl.ts';
 import type { SelectionInfo, Selections } from './selection.ts';
-
-export const SCHEMA_DIR = packagePath('schema');
 
 /** What one request's resolvers share: its loaders and the selections of its fields. */
 export interface GraphQLContext {
   loaders: Loaders;
   selections: Selections;
-}
-
-/** The SDL files of `schema/`, in name order. */
-export function loadTypeDefs(dir: string = SCHEMA_DIR): string[] {
-  return readdirSync(dir)
-    .filter((file) => file.endsWith('.graphql'))
-    .sort()
-    .map((file) => readFileSync(`${dir}/${file}`, 'utf8'));
 }
 
 /** The one text form of an instant: what `Date.prototype.toISOString` writes. */
@@ -64,59 +54,52 @@ function parseDateTime(value: unknown): Date {
   return date;
 }
 
-export interface SchemaOptions {
-  registry: ResourceRegistry;
-  /** SDL sources; those of `schema/` by default. */
-  typeDefs?: string[];
-}
-
 /**
- * The executable schema: SDL from `schema/` plus the connections generated from the registry
- * (see `generateConnections`), resolvers generated from the resource registry. Enum values are
- * written in GraphQL style (PUBLIC_PAGE) and stored as lowercase labels.
+ * The executable schema: SDL generated from the resource model (`generateSdl`), resolvers
+ * generated from its registry. The fixed operations run on it; internal GraphQL serves
+ * `internalSchema` of it. Enum values are written in GraphQL style (PUBLIC_PAGE) and stored as
+ * the catalog's labels (public_page).
  */
-export function createSchema(options: SchemaOptions): GraphQLSchema {
-  const typeDefs = options.typeDefs ?? loadTypeDefs();
-  const documents = typeDefs.map((source) => parse(source));
-  const base = sdlSchema(documents);
-  const generated = generateConnections(options.registry, base);
+export function createSchema(model: Pick<ResourceModel, 'registry' | 'enums'>): GraphQLSchema {
+  const generated = generateSdl(model);
+  const enums: IResolvers = {};
+  for (const [name, enumeration] of model.enums) enums[name] = Object.fromEntries(enumeration.values);
   const schema = makeExecutableSchema<GraphQLContext>({
-    typeDefs: [...documents, parse(generated.typeDefs)],
-    resolvers: [{ DateTime }, enumResolvers(documents), registryResolvers(options.registry, base), connectionResolvers(options.registry, generated.index)],
+    typeDefs: generated.typeDefs,
+    resolvers: [{ DateTime }, enums, registryResolvers(model.registry), connectionResolvers(model.registry, generated.index)],
   });
   rememberListIndex(schema, generated.index);
   return schema;
 }
 
-function enumResolvers(documents: DocumentNode[]): IResolvers {
-  const resolvers: IResolvers = {};
-  for (const document of documents) {
-    for (const definition of document.definitions) {
-      if (definition.kind !== Kind.ENUM_TYPE_DEFINITION && definition.kind !== Kind.ENUM_TYPE_EXTENSION) continue;
-      const values: Record<string, string> = {};
-      for (const value of definition.values ?? []) values[value.name.value] = value.name.value.toLowerCase();
-      resolvers[definition.name.value] = { ...(resolvers[definition.name.value] as object), ...values };
-    }
+const internals = new WeakMap<GraphQLSchema, GraphQLSchema>();
+
+/**
+ * What internal GraphQL serves of a schema made by `createSchema`: every list through its
+ * connection, in bounded pages; the fields that return a whole list at once are the fixed
+ * operations' alone.
+ */
+export function internalSchema(schema: GraphQLSchema): GraphQLSchema {
+  let internal = internals.get(schema);
+  if (!internal) {
+    const index = listIndexOf(schema);
+    internal = filterSchema({ schema, objectFieldFilter: (typeName, fieldName) => !index.plainLists.has(`${typeName}.${fieldName}`) });
+    rememberListIndex(internal, index);
+    internals.set(schema, internal);
   }
-  return resolvers;
+  return internal;
 }
 
-/** Resolvers of the registry's roots and relations that the SDL declares (a list needs none: its connection is generated). */
-function registryResolvers(registry: ResourceRegistry, base: GraphQLSchema): IResolvers<Row, GraphQLContext> {
+/** Resolvers of the registry's roots and relations: a `one` as its row, a `many` as every row (its connection is resolved apart). */
+function registryResolvers(registry: ResourceRegistry): IResolvers<Row, GraphQLContext> {
   const resolvers: Record<string, Record<string, unknown>> = { Query: {} };
-  const declared = (typeName: string, field: string) => {
-    const type = base.getType(typeName);
-    return isObjectType(type) && field in type.getFields();
-  };
   for (const resource of registry.all()) {
     for (const [fieldName, root] of Object.entries(resource.roots ?? {})) {
-      if (!declared('Query', fieldName)) continue;
       resolvers.Query![fieldName] = (_: unknown, args: Record<string, unknown>, context: GraphQLContext) =>
         context.loaders.lookup(resource.name, String(args[root.argument]), root.field);
     }
     const typeResolvers: Record<string, unknown> = {};
     for (const [relationName, relation] of Object.entries(resource.relations ?? {})) {
-      if (!declared(resource.name, relationName)) continue;
       typeResolvers[relationName] =
         relation.kind === 'one'
           ? (parent: Row, args: Record<string, unknown>, context: GraphQLContext, info: SelectionInfo) => {

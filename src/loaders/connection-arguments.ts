@@ -35,45 +35,60 @@ export function parseConnectionArguments(
   order: readonly ConnectionOrderTerm[],
   args: Readonly<Record<string, unknown>>,
 ): ConnectionArguments {
-  const first = pageSize('first', args.first);
-  const last = pageSize('last', args.last);
+  const max = target.maxPage ?? MAX_PAGE_SIZE;
+  const first = pageSize('first', args.first, max);
+  const last = pageSize('last', args.last, max);
   if (first !== undefined && last !== undefined) {
     throw new ApiError('invalid_request', 'Give "first" or "last", not both: "first" pages forward from "after", "last" backward from "before".');
   }
   const parsed: ConnectionArguments = {
-    size: first ?? last ?? MAX_PAGE_SIZE,
+    size: first ?? last ?? max,
     backward: last !== undefined,
     filter: [],
     filterValues: new Map(),
   };
   if (args.after !== undefined && args.after !== null) parsed.after = decodeCursor('after', args.after, list, order);
   if (args.before !== undefined && args.before !== null) parsed.before = decodeCursor('before', args.before, list, order);
-  const filter = args.filter;
-  if (filter !== undefined && filter !== null) {
-    if (typeof filter !== 'object') throw new ApiError('invalid_request', 'Argument "filter" must be an object.');
-    for (const [field, conditions] of Object.entries(filter)) {
-      if (conditions === null || conditions === undefined) continue;
-      if (!(field in target.fields) || typeof conditions !== 'object') throw new ApiError('invalid_request', `Argument "filter" has no field "${field}".`);
-      const allowed = FILTER_OPERATORS[fieldDefinition(target, field).type];
-      for (const [operator, value] of Object.entries(conditions as Record<string, unknown>)) {
-        if (value === null || value === undefined) continue;
-        if (!allowed.includes(operator as FilterOperator)) {
-          throw new ApiError('invalid_request', `Argument "filter" cannot compare "${field}" with "${operator}".`);
-        }
-        parsed.filter.push([field, operator as FilterOperator]);
-        parsed.filterValues.set(filterKey(field, operator as FilterOperator), filterValue(value));
-      }
-    }
-    const fields = Object.keys(target.fields);
-    parsed.filter.sort(([a, x], [b, y]) => fields.indexOf(a) - fields.indexOf(b) || OPERATOR_ORDER.indexOf(x) - OPERATOR_ORDER.indexOf(y));
-  }
+  const filter = parseFilter(target, args.filter);
+  parsed.filter = filter.terms;
+  parsed.filterValues = filter.values;
   return parsed;
 }
 
-function pageSize(name: string, value: unknown): number | undefined {
+/** A `filter` argument, checked: its conditions in the resource's field order then operator order, and their values. */
+export interface ParsedFilter {
+  terms: FilterTerm[];
+  /** The value of each condition, by `field.operator`. */
+  values: Map<string, unknown>;
+}
+
+/** Checks a `filter` argument (of a connection or a whole list); a bad one is an `invalid_request` that says what is wrong. */
+export function parseFilter(target: ResourceDefinition, filter: unknown): ParsedFilter {
+  const parsed: ParsedFilter = { terms: [], values: new Map() };
+  if (filter === undefined || filter === null) return parsed;
+  if (typeof filter !== 'object') throw new ApiError('invalid_request', 'Argument "filter" must be an object.');
+  for (const [field, conditions] of Object.entries(filter)) {
+    if (conditions === null || conditions === undefined) continue;
+    if (!(field in target.fields) || typeof conditions !== 'object') throw new ApiError('invalid_request', `Argument "filter" has no field "${field}".`);
+    const allowed = FILTER_OPERATORS[fieldDefinition(target, field).type];
+    for (const [operator, value] of Object.entries(conditions as Record<string, unknown>)) {
+      if (value === null || value === undefined) continue;
+      if (!allowed.includes(operator as FilterOperator)) {
+        throw new ApiError('invalid_request', `Argument "filter" cannot compare "${field}" with "${operator}".`);
+      }
+      parsed.terms.push([field, operator as FilterOperator]);
+      parsed.values.set(filterKey(field, operator as FilterOperator), filterValue(value));
+    }
+  }
+  const fields = Object.keys(target.fields);
+  parsed.terms.sort(([a, x], [b, y]) => fields.indexOf(a) - fields.indexOf(b) || OPERATOR_ORDER.indexOf(x) - OPERATOR_ORDER.indexOf(y));
+  return parsed;
+}
+
+function pageSize(name: string, value: unknown, max: number): number | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_PAGE_SIZE) {
-    throw new ApiError('invalid_request', `Argument "${name}" must be an integer from 1 to ${MAX_PAGE_SIZE}.`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw new ApiError('invalid_request', `Argument "${name}" must be an integer from 1 to ${max}.`);
   }
   return value;
 }

@@ -53,8 +53,7 @@ function fits(value: unknown, term: ConnectionOrderTerm): boolean {
     case 'timestamp':
       return typeof value === 'string' && UTC_TEXT.test(value) && isCalendarDateTime(value);
     case 'int':
-      // A count is a bigint; a field is GraphQL's 32-bit Int.
-      return 'aggregate' in term.term ? Number.isSafeInteger(value) : Number.isInteger(value) && (value as number) >= -INT_32 && (value as number) < INT_32;
+      return Number.isInteger(value) && (value as number) >= -INT_32 && (value as number) < INT_32;
     case 'float':
       // float8 reads as a number, numeric as its decimal text.
       return (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value));

@@ -13,9 +13,9 @@ import {
   type ConnectionOrderTerm,
   type GeneratedQuery,
 } from '../db/sql-builder.ts';
-import { parseConnectionArguments, type ConnectionArguments } from './connection-arguments.ts';
+import { parseConnectionArguments, parseFilter, type ConnectionArguments } from './connection-arguments.ts';
 import { encodeCursor } from './cursor.ts';
-import { EMBEDDED, bind, cachedStatement, limitOf, readByParent, type Binding, type EmbeddingRow, type RelationArguments, type Row, type Statement } from './statements.ts';
+import { EMBEDDED, bind, cachedStatement, readByParent, type Binding, type EmbeddingRow, type RelationArguments, type Row, type Statement } from './statements.ts';
 
 export type { RelationArguments, Row };
 
@@ -174,13 +174,14 @@ export class Loaders {
 
   #relationPlan(parent: ResourceDefinition, relationName: string, args: RelationArguments, selected: ReadonlySet<string> | undefined): RelationPlan {
     const relation = this.#registry.relation(parent, relationName);
-    const present = Object.keys(relation.arguments ?? {}).filter((name) => args[name] !== undefined && args[name] !== null);
-    const { embeds, fields, key } = this.#shape(this.#registry.get(relation.resource), selected);
+    const target = this.#registry.get(relation.resource);
+    const filter = parseFilter(target, args.filter);
+    const { embeds, fields, key } = this.#shape(target, selected);
     return this.#planned(
       relation,
-      `relation:${parent.name}.${relationName}(${present.join(',')})${key}`,
-      (restricted) => buildRelationQuery(this.#registry, relation, { arguments: present, embedded: embeds, ...(fields ? { fields } : {}), restricted }),
-      { args, ...(relation.limit ? { limit: limitOf(relation, args) } : {}) },
+      `relation:${parent.name}.${relationName}(${filter.terms.map((term) => term.join('.')).join(',')})${key}`,
+      (restricted) => buildRelationQuery(this.#registry, relation, { filter: filter.terms, embedded: embeds, ...(fields ? { fields } : {}), restricted }),
+      { filterValues: filter.values },
     );
   }
 

@@ -1,8 +1,7 @@
 import type { Queryable } from '../db/database.ts';
-import type { RelationDefinition, ResourceRegistry } from '../db/resource-registry.ts';
+import type { ResourceRegistry } from '../db/resource-registry.ts';
 import { PARENT_COLUMN, type GeneratedQuery, type ParameterSource } from '../db/sql-builder.ts';
 import { isoFromUtcText } from '../db/timestamps.ts';
-import { ApiError } from '../errors.ts';
 import type { ConnectionArguments } from './connection-arguments.ts';
 import { filterKey } from './connection-arguments.ts';
 
@@ -70,7 +69,8 @@ function compileRow(query: GeneratedQuery): (values: unknown[]) => EmbeddingRow 
 /** What fills the parameters of a statement, besides fixed values. */
 export interface Binding {
   workspaces?: readonly string[] | null | undefined;
-  args?: RelationArguments;
+  /** The values of the filter's conditions, by `field.operator`. */
+  filterValues?: ReadonlyMap<string, unknown>;
   connection?: ConnectionArguments;
   limit?: number;
 }
@@ -78,14 +78,10 @@ export interface Binding {
 export function bind(parameters: readonly ParameterSource[], binding: Binding): unknown[] {
   return parameters.map((source) => {
     switch (source.from) {
-      case 'fixed':
-        return source.value;
       case 'workspaces':
         return binding.workspaces;
-      case 'argument':
-        return binding.args?.[source.name];
       case 'filter':
-        return binding.connection?.filterValues.get(filterKey(source.field, source.operator));
+        return (binding.filterValues ?? binding.connection?.filterValues)?.get(filterKey(source.field, source.operator));
       case 'after':
         return binding.connection?.after?.[source.index];
       case 'before':
@@ -119,16 +115,4 @@ export async function readByParent(db: Queryable, statement: Statement, keys: re
     group.push(row);
   }
   return { groups: keys.map((parentKey) => byParent.get(parentKey) ?? []), rows: rows.length };
-}
-
-/** The per-parent limit a relation's argument asks for, checked against the registry's bounds. */
-export function limitOf(relation: RelationDefinition, args: RelationArguments): number {
-  const limit = relation.limit;
-  if (!limit) throw new Error('Relation has no limit');
-  const requested = args[limit.argument];
-  if (requested === undefined || requested === null) return limit.default;
-  if (typeof requested !== 'number' || !Number.isInteger(requested) || requested < 1 || requested > limit.max) {
-    throw new ApiError('invalid_request', `Argument "${limit.argument}" must be an integer from 1 to ${limit.max}.`);
-  }
-  return requested;
 }

@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { ResourceRegistry } from '../db/resource-registry.ts';
-import { createRegistry } from '../db/resources.ts';
+import { serviceModel } from '../db/service-model.ts';
 import { compileOperations, type CompiledOperation } from '../graphql/operations.ts';
 import { createSchema } from '../graphql/schema.ts';
 import type { Logger } from '../logger.ts';
@@ -225,8 +225,8 @@ export interface DeliveryOptions {
 /** The delivery machinery shared by the worker and the CLI's manual redelivery. */
 export function createDeliverer(options: DeliveryOptions): { deliverer: Deliverer; sender: WebhookSender } {
   const { config } = options;
-  const registry = options.registry ?? createRegistry();
-  const bookingOperation = options.bookingOperation ?? compileOperations(createSchema({ registry })).webhookBooking;
+  const registry = options.registry ?? serviceModel().registry;
+  const bookingOperation = options.bookingOperation ?? compileOperations(createSchema(serviceModel())).webhookBooking;
   const sender = new WebhookSender({
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,

@@ -3,7 +3,10 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { readDataVersion } from '../../src/db/data-versions.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { resources } from '../../src/db/resources.ts';
+import { serviceModel } from '../../src/db/service-model.ts';
+import { operationSources } from '../../src/graphql/operations.ts';
+import { resourcesRead } from '../../src/graphql/operation-reads.ts';
+import { createSchema } from '../../src/graphql/schema.ts';
 import { importDemo } from '../../src/demo/demo.ts';
 import { importFixture } from '../../src/fixtures/import-fixture.ts';
 import { openTestDatabase } from '../support/databases.ts';
@@ -51,7 +54,12 @@ describeOnEachDatabase('data versions on %s', (target) => {
     await db?.close();
   });
 
-  it('every resource of the registry declares its workspace, and its table moves the data version after each INSERT, UPDATE, DELETE and TRUNCATE statement, and in replica role after each row', async () => {
+  it('every resource a cached answer reads declares its workspace, and its table moves the data version after each INSERT, UPDATE, DELETE and TRUNCATE statement, and in replica role after each row', async () => {
+    const model = serviceModel();
+    const schema = createSchema(model);
+    const names = new Set([...resourcesRead(schema, model.registry, operationSources.courses), ...resourcesRead(schema, model.registry, operationSources.bookings)]);
+    const resources = [...names].map((name) => model.registry.get(name));
+    expect(resources.length).toBeGreaterThan(0);
     const triggers = await db.query<{ table: string; tgtype: number; enabled: string }>(
       `SELECT c.relname AS table, t.tgtype, t.tgenabled AS enabled
          FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid

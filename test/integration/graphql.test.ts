@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { createRegistry } from '../../src/db/resources.ts';
-import { loadTypeDefs } from '../../src/graphql/schema.ts';
+import { readCatalog } from '../../src/db/catalog.ts';
+import { overlay } from '../../src/db/overlay.ts';
+import { deriveModel } from '../../src/db/resource-model.ts';
 import { importFixture } from '../../src/fixtures/import-fixture.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { captureStatements } from '../support/statements.ts';
@@ -47,9 +48,9 @@ const NESTED_QUERY = /* GraphQL */ `
     workspace(id: $id) {
       name
       coursesConnection(first: 100) {
-        nodes { id template { title } sessionsConnection(first: 10) { nodes { id startsAt courseRun { id } } } bookings(first: 5) { id participant { email } } }
+        nodes { id template { title } sessionsConnection(first: 10) { nodes { id startsAt courseRun { id } } } bookingsConnection(first: 5) { nodes { id participant { email } } } }
       }
-      bookings(first: 100) { id source courseRun { id status } }
+      bookingsConnection(first: 100) { nodes { id source courseRun { id status } } }
     }
   }
 `;
@@ -80,12 +81,12 @@ describeOnEachDatabase('internal GraphQL on %s', (target) => {
     const largeCount = await countStatements(async () => {
       largeResult = await api.graphql(NESTED_QUERY, { id: large.workspaceId });
     });
-    type Body = { body: { data: { workspace: { coursesConnection: { nodes: unknown[] }; bookings: unknown[] } } } };
+    type Body = { body: { data: { workspace: { coursesConnection: { nodes: unknown[] }; bookingsConnection: { nodes: unknown[] } } } } };
     const smallBody = (smallResult as Body).body;
     const largeBody = (largeResult as Body).body;
     expect(smallBody.data.workspace.coursesConnection.nodes).toHaveLength(3);
     expect(largeBody.data.workspace.coursesConnection.nodes).toHaveLength(100);
-    expect(largeBody.data.workspace.bookings).toHaveLength(100);
+    expect(largeBody.data.workspace.bookingsConnection.nodes).toHaveLength(100);
     expect(smallCount).toBeGreaterThan(0);
     expect(largeCount).toBe(smallCount);
   });
@@ -93,12 +94,13 @@ describeOnEachDatabase('internal GraphQL on %s', (target) => {
   it('reads a selected one-relation that matches its target key in the statement of its parents, only when it is selected', async () => {
     const ws = await importFixture(db, sizedFixture(3), {});
     await db.query('DELETE FROM participants WHERE booking_id = $1', [ws.ids.b0]);
-    const query = (selection: string) => api.graphql(`query($id: ID!) { workspace(id: $id) { bookings(first: 100) { id ${selection} } } }`, { id: ws.workspaceId });
+    const query = (selection: string) => api.graphql(`query($id: ID!) { workspace(id: $id) { bookingsConnection(first: 100) { nodes { id ${selection} } } } }`, { id: ws.workspaceId });
     let withParticipant: Awaited<ReturnType<typeof query>> | undefined;
     const joined = await captureStatements(db, async () => {
       withParticipant = await query('participant { name } courseRun { id template { title } }');
     });
-    const bookings = (withParticipant!.body.data as { workspace: { bookings: Array<{ id: string; participant: { name: string } | null; courseRun: { template: { title: string } } }> } }).workspace.bookings;
+    const bookings = (withParticipant!.body.data as { workspace: { bookingsConnection: { nodes: Array<{ id: string; participant: { name: string } | null; courseRun: { template: { title: string } } }> } } }).workspace
+      .bookingsConnection.nodes;
     expect(bookings).toHaveLength(6);
     expect(bookings.find((booking) => booking.id === ws.ids.b0)!.participant).toBeNull();
     expect(bookings.find((booking) => booking.id === ws.ids.b1)!.participant).toEqual({ name: 'P 1' });
@@ -113,7 +115,7 @@ describeOnEachDatabase('internal GraphQL on %s', (target) => {
     expect(plain.some((text) => /participants|course_runs|course_templates/.test(text))).toBe(false);
   });
 
-  it('a resource the product does not have is served from SDL and a registry entry alone, nested relation included', async () => {
+  it('a table the product does not have is served from its migration and an overlay entry alone, nested relation included', async () => {
     // The migration of the new resource; the test owns its tables.
     await db.query(`CREATE TABLE IF NOT EXISTS gadgets (id text PRIMARY KEY, workspace_id text NOT NULL REFERENCES workspaces (id), label text NOT NULL, weight_grams integer NOT NULL)`);
     await db.query(`CREATE TABLE IF NOT EXISTS gadget_parts (id text PRIMARY KEY, gadget_id text NOT NULL REFERENCES gadgets (id), part_name text NOT NULL, position integer NOT NULL)`);
@@ -121,36 +123,12 @@ describeOnEachDatabase('internal GraphQL on %s', (target) => {
     await db.query(`INSERT INTO gadgets VALUES ('g1', $1, 'Lamp', 900), ('g2', $1, 'Fan', 1200)`, [ws.workspaceId]);
     await db.query(`INSERT INTO gadget_parts VALUES ('p1', 'g1', 'bulb', 2), ('p2', 'g1', 'switch', 1), ('p3', 'g2', 'blade', 1)`);
 
-    const registry = createRegistry([
-      {
-        name: 'Gadget',
-        table: 'gadgets',
-        key: 'id',
-        fields: { id: 'id', workspaceId: 'workspace_id', label: 'label', weightGrams: 'weight_grams' },
-        workspaceField: 'workspaceId',
-        roots: { gadget: { argument: 'id' } },
-        relations: {
-          workspace: { resource: 'Workspace', kind: 'one', localField: 'workspaceId', foreignField: 'id' },
-          parts: { resource: 'GadgetPart', kind: 'many', localField: 'id', foreignField: 'gadgetId', orderBy: [{ field: 'position' }] },
-        },
-      },
-      {
-        name: 'GadgetPart',
-        table: 'gadget_parts',
-        key: 'id',
-        fields: { id: 'id', gadgetId: 'gadget_id', name: 'part_name', position: 'position' },
-        relations: { gadget: { resource: 'Gadget', kind: 'one', localField: 'gadgetId', foreignField: 'id' } },
-      },
-    ]);
-    const typeDefs = [
-      ...loadTypeDefs(),
-      /* GraphQL */ `
-        type Gadget { id: ID! label: String! weightGrams: Int! workspace: Workspace! parts: [GadgetPart!]! }
-        type GadgetPart { id: ID! name: String! position: Int! gadget: Gadget! }
-        extend type Query { gadget(id: ID!): Gadget }
-      `,
-    ];
-    const extended = await startTestApi(db, {}, { registry, typeDefs });
+    const model = deriveModel(await readCatalog(db), {
+      ...overlay,
+      gadgets: { relations: { gadgetParts: 'parts' } },
+      gadget_parts: { workspace: { through: 'gadget_id' }, root: false, rename: { part_name: 'name' }, order: ['position'] },
+    });
+    const extended = await startTestApi(db, {}, { model });
     try {
       const result = await extended.graphql(
         `{ lamp: gadget(id: "g1") { label weightGrams workspace { name } partsConnection(first: 10) { totalCount nodes { name position gadget { label } } } }
@@ -182,13 +160,13 @@ describeOnEachDatabase('internal GraphQL on %s', (target) => {
   it('the public fixed operations and internal queries share the schema: enums read in GraphQL style', async () => {
     const ws = await importFixture(db, sizedFixture(2), {});
     const result = await api.graphql(
-      `query($id: ID!) { workspace(id: $id) { courseRunsConnection(filter: { status: { in: [PUBLISHED] } }) { nodes { status } } bookings(first: 1, source: [WIDGET]) { source status createdAt } } }`,
+      `query($id: ID!) { workspace(id: $id) { courseRunsConnection(filter: { status: { in: [PUBLISHED] } }) { nodes { status } } bookingsConnection(first: 1, filter: { source: { eq: WIDGET } }) { nodes { source status createdAt } } } }`,
       { id: ws.workspaceId },
     );
     expect(result.body.data).toEqual({
       workspace: {
         courseRunsConnection: { nodes: [{ status: 'PUBLISHED' }, { status: 'PUBLISHED' }] },
-        bookings: [{ source: 'WIDGET', status: 'CONFIRMED', createdAt: '2027-01-01T00:03:00.000Z' }],
+        bookingsConnection: { nodes: [{ source: 'WIDGET', status: 'CONFIRMED', createdAt: '2027-01-01T00:03:00.000Z' }] },
       },
     });
   });
@@ -206,7 +184,7 @@ describeOnEachDatabase('internal GraphQL on %s', (target) => {
   });
 
   it('refuses a query nested too deep with a clear error, before running it', async () => {
-    const deep = `{ booking(id: "x") { courseRun { bookings { courseRun { bookings { courseRun { bookings { courseRun { bookings { courseRun { bookings { id } } } } } } } } } } } }`;
+    const deep = `{ booking(id: "x") { courseRun { bookingsConnection { nodes { courseRun { bookingsConnection { nodes { courseRun { bookingsConnection { nodes { courseRun { id } } } } } } } } } } } }`;
     const statements = await countStatements(async () => {
       const result = await api.graphql(deep);
       expect(result.status).toBe(400);
@@ -216,7 +194,7 @@ describeOnEachDatabase('internal GraphQL on %s', (target) => {
   });
 
   it('refuses a query whose cost is too high with a clear error, before running it', async () => {
-    const costly = `{ workspace(id: "x") { bookings(first: 100) { courseRun { bookings(first: 100) { courseRun { bookings(first: 100) { id } } } } } } }`;
+    const costly = `{ workspace(id: "x") { bookingsConnection(first: 100) { nodes { courseRun { bookingsConnection(first: 100) { nodes { courseRun { bookingsConnection(first: 100) { nodes { id } } } } } } } } } }`;
     const statements = await countStatements(async () => {
       const result = await api.graphql(costly);
       expect(result.status).toBe(400);
@@ -228,7 +206,7 @@ describeOnEachDatabase('internal GraphQL on %s', (target) => {
 
   it('rejects an out-of-range first with invalid_request', async () => {
     const ws = await importFixture(db, sizedFixture(1), {});
-    const bad = await api.graphql(`query($id: ID!) { workspace(id: $id) { bookings(first: 101) { id } } }`, { id: ws.workspaceId });
+    const bad = await api.graphql(`query($id: ID!) { workspace(id: $id) { bookingsConnection(first: 101) { nodes { id } } } }`, { id: ws.workspaceId });
     expect(bad.body.errors?.[0]?.extensions?.code).toBe('invalid_request');
     expect(bad.body.errors?.[0]?.message).toBe('Argument "first" must be an integer from 1 to 100.');
   });
@@ -237,7 +215,7 @@ describeOnEachDatabase('internal GraphQL on %s', (target) => {
     const ws = await importFixture(db, sizedFixture(1), {});
     await db.query('ALTER TABLE participants RENAME COLUMN email TO email_moved');
     try {
-      const result = await api.graphql(`query($id: ID!) { workspace(id: $id) { bookings(first: 1) { participant { email } } } }`, { id: ws.workspaceId });
+      const result = await api.graphql(`query($id: ID!) { workspace(id: $id) { bookingsConnection(first: 1) { nodes { participant { email } } } } }`, { id: ws.workspaceId });
       expect(result.body.errors?.[0]).toMatchObject({ message: 'An unexpected error occurred.', extensions: { code: 'internal_error' } });
       expect(JSON.stringify(result.body)).not.toMatch(/email_moved|SELECT|stack|\.ts:/);
     } finally {

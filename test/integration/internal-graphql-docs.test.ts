@@ -109,7 +109,7 @@ describe('docs/internal-graphql.md against the internal listener', () => {
   });
 
   it('answers a query deeper than 10 levels with the message the page quotes', async () => {
-    const deep = `{ booking(id: "x") { courseRun { bookings { courseRun { bookings { courseRun { bookings { courseRun { bookings { courseRun { bookings { id } } } } } } } } } } } }`;
+    const deep = `{ booking(id: "x") { courseRun { bookingsConnection { nodes { courseRun { bookingsConnection { nodes { courseRun { bookingsConnection { nodes { courseRun { id } } } } } } } } } } } }`;
     const { status, body } = await api.graphql(deep);
     expect(status).toBe(400);
     expect(body.errors?.[0]).toEqual({ message: 'Query depth limit of 10 exceeded, found 12.', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
@@ -141,7 +141,7 @@ describe('docs/internal-graphql.md against the internal listener', () => {
     expect(smaller.body.errors).toBeUndefined();
   });
 
-  it('refuses a plain list with the message the page quotes', async () => {
+  it('answers a whole list, which this endpoint does not serve, with the message the page quotes', async () => {
     const { status, body } = await api.graphql(`query ($id: ID!) { workspace(id: $id) { courses { id } } }`, { id: ws.workspaceId });
     expect(status).toBe(400);
     expect(MARKDOWN).toContain(body.errors![0]!.message);

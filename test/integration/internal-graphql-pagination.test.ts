@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { ResourceRegistry, type RelationDefinition } from '../../src/db/resource-registry.ts';
-import { resources } from '../../src/db/resources.ts';
+import { readCatalog } from '../../src/db/catalog.ts';
+import { overlay } from '../../src/db/overlay.ts';
+import { deriveModel } from '../../src/db/resource-model.ts';
 import { importFixture, type ImportResult } from '../../src/fixtures/import-fixture.ts';
-import { loadTypeDefs } from '../../src/graphql/schema.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type GraphQLResponse, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace } from '../support/seed.ts';
@@ -207,27 +207,8 @@ describeOnEachDatabase('internal GraphQL connections on %s', (target) => {
       `INSERT INTO gizmos SELECT id, $1, rank, label FROM unnest($2::text[], $3::int[], $4::text[]) AS u(id, rank, label)`,
       [big.workspaceId, rows.map((row) => row[0]), rows.map((row) => row[1]), rows.map((row) => row[2])],
     );
-    const gizmos: RelationDefinition = {
-      resource: 'Gizmo',
-      kind: 'many',
-      localField: 'id',
-      foreignField: 'workspaceId',
-      orderBy: [{ field: 'rank' }, { field: 'label', direction: 'desc' }],
-    };
-    const registry = new ResourceRegistry([
-      ...resources.map((resource) => (resource.name === 'Workspace' ? { ...resource, relations: { ...resource.relations, gizmos } } : resource)),
-      {
-        name: 'Gizmo',
-        table: 'gizmos',
-        key: 'id',
-        fields: { id: { column: 'id', type: 'id' }, workspaceId: 'workspace_id', rank: { column: 'rank', type: 'int', nullable: true }, label: 'label' },
-        workspaceField: 'workspaceId',
-        roots: { gizmo: { argument: 'id' } },
-      },
-    ]);
-    registry.validate();
-    const typeDefs = [...loadTypeDefs(), `type Gizmo { id: ID! rank: Int label: String! } extend type Query { gizmo(id: ID!): Gizmo }`];
-    const extended = await startTestApi(db, {}, { registry, typeDefs });
+    const model = deriveModel(await readCatalog(db), { ...overlay, gizmos: { order: ['rank', '-label'] } });
+    const extended = await startTestApi(db, {}, { model });
     try {
       const want = (await db.query<{ id: string }>('SELECT id FROM gizmos ORDER BY rank ASC, label DESC, id DESC')).rows.map((row) => row.id);
       type Gizmos = { nodes: Array<{ id: string }>; pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; endCursor: string; startCursor: string } };

@@ -1,4 +1,4 @@
-import { buildClientSchema, getIntrospectionQuery, type GraphQLInputObjectType, type GraphQLObjectType, type IntrospectionQuery } from 'graphql';
+import { buildClientSchema, getIntrospectionQuery, getNullableType, isListType, isObjectType, type GraphQLInputObjectType, type GraphQLObjectType, type IntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { importFixture, type ImportResult } from '../../src/fixtures/import-fixture.ts';
@@ -58,13 +58,20 @@ describeOnEachDatabase('internal GraphQL connections refuse what they cannot pag
     }
   });
 
-  it('refuses a list without a page size and names the connection to use instead', async () => {
+  it('serves no list without a page size: every list of every type is a connection page, and a whole list is not a field', async () => {
+    const { body } = await api.graphql(getIntrospectionQuery());
+    const schema = buildClientSchema(body.data as unknown as IntrospectionQuery);
+    const lists: string[] = [];
+    for (const type of Object.values(schema.getTypeMap())) {
+      if (type.name.startsWith('__') || !isObjectType(type)) continue;
+      for (const field of Object.values(type.getFields())) {
+        if (isListType(getNullableType(field.type)) && !type.name.endsWith('Connection')) lists.push(`${type.name}.${field.name}`);
+      }
+    }
+    expect(lists).toEqual([]);
     const response = await api.graphql(`query($id: ID!) { workspace(id: $id) { courses { id sessions { id } } } }`, { id: big.workspaceId });
     expect(response.status).toBe(400);
-    expect(response.body.errors?.[0]).toMatchObject({
-      message: 'Field "Workspace.courses" returns every row at once, which this endpoint refuses: page through "coursesConnection" with first/after instead.',
-      extensions: { code: 'invalid_request' },
-    });
+    expect(response.body.errors?.[0]).toMatchObject({ message: 'Cannot query field "courses" on type "Workspace".', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
   });
 
   it('counts each list at its real page size: pages that multiply past 20,000 are refused, smaller pages pass', async () => {
@@ -94,7 +101,7 @@ describeOnEachDatabase('internal GraphQL connections refuse what they cannot pag
     const workspace = schema.getType('Workspace') as GraphQLObjectType;
     expect(Object.keys(workspace.getFields())).toEqual(expect.arrayContaining(['coursesConnection', 'courseRunsConnection', 'courseTemplatesConnection', 'bookingsConnection']));
     const filter = schema.getType('BookingFilter') as GraphQLInputObjectType;
-    expect(Object.keys(filter.getFields())).toEqual(['id', 'courseRunId', 'source', 'status', 'createdAt', 'updatedAt']);
+    expect(Object.keys(filter.getFields())).toEqual(['id', 'workspaceId', 'courseRunId', 'source', 'status', 'createdAt', 'updatedAt']);
     expect(Object.keys((schema.getType('DateTimeFilter') as GraphQLInputObjectType).getFields())).toEqual(['eq', 'gt', 'gte', 'lt', 'lte']);
     expect(Object.keys((schema.getType('BookingStatusFilter') as GraphQLInputObjectType).getFields())).toEqual(['eq', 'in']);
   });

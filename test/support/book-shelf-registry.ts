@@ -1,5 +1,5 @@
-import { ResourceRegistry, type RelationDefinition, type ResourceDefinition, type Scalar } from '../../src/db/resource-registry.ts';
-import { PARENT_COLUMN, type ParameterSource } from '../../src/db/sql-builder.ts';
+import { ResourceRegistry, type RelationDefinition, type ResourceDefinition } from '../../src/db/resource-registry.ts';
+import { PARENT_COLUMN } from '../../src/db/sql-builder.ts';
 
 /** A small library of resources (books on shelves, their authors, reviews and covers) for the SQL generation tests. */
 // A small library: shelves hold books, books have an author, reviews and translations.
@@ -31,34 +31,14 @@ export const book: ResourceDefinition = {
   fields: { id: 'id', shelfId: 'shelf_id', authorId: 'author_id', title: 'title', status: 'status', publishedAt: { column: 'published_at', type: 'timestamp' } },
   relations: {
     author: { resource: 'Author', kind: 'one', localField: 'authorId', foreignField: 'id' },
-    hardCover: { resource: 'Cover', kind: 'one', localField: 'id', foreignField: 'bookId', where: { kind: 'hard' } },
+    hardCover: { resource: 'Cover', kind: 'one', localField: 'id', foreignField: 'bookId' },
     reviews: { resource: 'Review', kind: 'many', localField: 'id', foreignField: 'bookId' },
-    approvedReviews: { resource: 'Review', kind: 'many', localField: 'id', foreignField: 'bookId', where: { status: 'approved' } },
-    // Not embeddable: each of these could return several rows, or needs what a join cannot give.
+    // Not embeddable: it could return several rows.
     namesake: { resource: 'Author', kind: 'one', localField: 'title', foreignField: 'name' },
-    filteredAuthor: { resource: 'Author', kind: 'one', localField: 'authorId', foreignField: 'id', arguments: { name: { field: 'name' } } },
-    limitedAuthor: {
-      resource: 'Author',
-      kind: 'one',
-      localField: 'authorId',
-      foreignField: 'id',
-      limit: { argument: 'first', default: 1, max: 1 },
-    },
-    reviewedAuthor: {
-      resource: 'Author',
-      kind: 'one',
-      localField: 'authorId',
-      foreignField: 'id',
-      requires: [{ relation: 'books' }],
-    },
   },
 };
 
-// Author.books exists for `reviewedAuthor`'s requires.
 author.relations = { books: { resource: 'Book', kind: 'many', localField: 'id', foreignField: 'authorId' } };
-
-export const fixed = (value: Scalar): ParameterSource => ({ from: 'fixed', value });
-export const argument = (name: string): ParameterSource => ({ from: 'argument', name });
 
 export const BOOK_COLUMNS = [PARENT_COLUMN, 'id', 'shelfId', 'authorId', 'title', 'status', 'publishedAt'];
 export const BOOK_SELECT =

@@ -30,7 +30,7 @@ export const capturedLogs: string[] = [];
 export async function startTestApi(
   db: Database,
   env: Record<string, string> = {},
-  extra: Pick<ServerOptions, 'registry' | 'typeDefs' | 'trustedCertificates'> = {},
+  extra: Pick<ServerOptions, 'model' | 'trustedCertificates'> = {},
 ): Promise<TestApi> {
   const config = loadConfig({
     PORT: '0',

@@ -21,8 +21,8 @@ export type WorkerProcess = StartedProcess;
  * Starts `node <args>` from the repository root and resolves once `ready` finds what it waits for in
  * stdout; rejects if the process exits first or takes longer than a minute.
  */
-function startProcess<T>(what: string, args: string[], env: Record<string, string | undefined>, ready: (stdout: string) => T | null): Promise<StartedProcess & { ready: T }> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+function startProcess<T>(what: string, args: string[], env: Record<string, string | undefined>, ready: (stdout: string) => T | null, cwd = ROOT): Promise<StartedProcess & { ready: T }> {
+  const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -57,13 +57,14 @@ function startProcess<T>(what: string, args: string[], env: Record<string, strin
   });
 }
 
-/** Starts the service as `npm start` does, as its own process, and waits until it serves. */
-export async function startServerProcess(env: Record<string, string | undefined>): Promise<ServerProcess> {
+/** Starts the service as `npm start` does (from `cwd`, the repository by default), as its own process, and waits until it serves. */
+export async function startServerProcess(env: Record<string, string | undefined>, cwd = ROOT): Promise<ServerProcess> {
   const started = await startProcess(
     'server',
     START_ARGUMENTS,
     { PATH: process.env.PATH, PORT: '0', INTERNAL_PORT: '0', DEMO: 'false', LOG_LEVEL: 'info', ...env },
     (stdout) => /\(Beta\) on (http:\/\/\S+)/.exec(stdout)?.[1] ?? null,
+    cwd,
   );
   return Object.assign(started, { url: started.ready });
 }

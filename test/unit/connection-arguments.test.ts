@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createRegistry } from '../../src/db/resources.ts';
+import { serviceModel } from '../../src/db/service-model.ts';
 import { connectionOrder } from '../../src/db/sql-builder.ts';
 import { MAX_PAGE_SIZE, parseConnectionArguments } from '../../src/loaders/connection-arguments.ts';
 import { decodeCursor, encodeCursor } from '../../src/loaders/cursor.ts';
 
-const registry = createRegistry();
+const { registry } = serviceModel();
 const bookings = registry.relation(registry.get('Workspace'), 'bookings');
 const order = connectionOrder(registry, bookings);
 const booking = registry.get('Booking');
