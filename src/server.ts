@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { GraphQLSchema } from 'graphql';
 import { createPublicApp } from '../rest/app.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { IssuedCredentials } from './auth/issued-credentials.ts';
@@ -42,6 +43,8 @@ export interface RunningServer {
   readonly publicUrl: string;
   readonly internalUrl: string | null;
   readonly authenticator: Authenticator;
+  /** The executable schema the service serves (api-contracts/ holds it printed). */
+  readonly schema: GraphQLSchema;
   /** Marks the instance as going away: /readyz answers 503 and connections close after their answer. */
   drain(): void;
   close(): Promise<void>;
@@ -182,6 +185,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         logger,
         metrics,
         metricsToken: config.METRICS_TOKEN,
+        rateLimiters,
+        defaultCostPerMinute: config.INTERNAL_COST_PER_MINUTE,
       });
       const internalServer = createListener(config, internal.app);
       const internalAddress = await listen(internalServer, config.INTERNAL_PORT, config.INTERNAL_HOST);
@@ -199,6 +204,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       publicUrl: urlOf(publicAddress),
       internalUrl,
       authenticator,
+      schema,
       drain() {
         lifecycle.draining = true;
       },
