@@ -5,7 +5,8 @@ import { openTestDatabase } from '../support/databases.ts';
 import { metricValue, postGraphQL, type InternalAnswer } from '../support/internal-graphql.ts';
 import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
-import { DATABASE_TARGETS, LIMITER_STORES, describeOnEachStore, type LimiterStore } from '../support/variants.ts';
+import { REDIS_SERVER, ThrowawayRedis } from '../support/throwaway-redis.ts';
+import { DATABASE_TARGETS, LIMITER_STORES, describeOnEachStore, describeWhere, type LimiterStore } from '../support/variants.ts';
 
 const NAME = 'query Name($id: ID!) { workspace(id: $id) { name } }';
 const PAGE = 'query Page($id: ID!) { workspace(id: $id) { bookingsConnection(first: 10) { nodes { id status } } } }';
@@ -124,5 +125,43 @@ describeOnEachStore(DATABASE_TARGETS, ['postgres', 'redis'], 'two instances on %
       expect(refused.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
       expect(budgetOf(refused)).toMatchObject({ remaining: 0 });
     }
+  });
+});
+
+describeWhere(REDIS_SERVER ? null : 'redis-server not installed', 'cost budgets while the Redis store is unreachable', () => {
+  let db: Database;
+  let redis: ThrowawayRedis;
+  let api: TestApi;
+  let ws: SeededWorkspace;
+
+  beforeAll(async () => {
+    db = await openTestDatabase('embedded');
+    ws = await seedWorkspace(db, contractFixture('Redis outage', 4));
+    redis = await ThrowawayRedis.start();
+    api = await startTestApi(db, { RATE_LIMIT_STORE: 'redis', REDIS_URL: redis.url });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await redis?.kill();
+    await db?.close();
+  });
+
+  it('each instance goes on limiting on its own, as the public limit does (the insurance limiter): no answer fails for it', async () => {
+    const ask = (token: string) => postGraphQL(api.server.internalUrl!, token, { query: PAGE, variables: { id: ws.workspaceId } });
+    const probe = await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', 'probe');
+    const cost = (await ask(probe.token)).cost!.estimate;
+    const { token } = await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', 'outage', '--cost-per-minute', String(2 * cost));
+    expect(budgetOf(await ask(token))).toMatchObject({ remaining: cost });
+    await redis.kill();
+    // Counted afresh in this process's memory: at most one more budget per instance until Redis answers again.
+    expect(budgetOf(await ask(token))).toMatchObject({ remaining: cost });
+    expect(budgetOf(await ask(token))).toMatchObject({ remaining: 0 });
+    const refused = await ask(token);
+    expect(refused.status).toBe(429);
+    expect(refused.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+    // The public per-key limit, in the same store, goes on the same way.
+    const courses = await api.call('/api/public/v1/courses', { key: ws.fullKey });
+    expect(courses.status).toBe(200);
+    expect(courses.headers.ratelimit).toMatch(/^"default";r=119;t=\d+$/);
   });
 });
