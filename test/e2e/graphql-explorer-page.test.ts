@@ -140,7 +140,9 @@ describeWhere(chromiumMissing, 'the GraphQL explorer of a running server in head
   ])('loads the schema with %s, so the documentation explorer lists the query type', async (_which, token) => {
     const page = await openExplorer();
     await enterToken(page, token());
-    await page.getByRole('button', { name: /Show Documentation Explorer/i }).click();
+    // GraphiQL keeps the open pane in localStorage: an earlier page may have left it open.
+    const toggle = page.getByRole('button', { name: /(Show|Hide) Documentation Explorer/i });
+    if (/Show/i.test((await toggle.getAttribute('aria-label')) ?? '')) await toggle.click();
     await page.locator('.graphiql-doc-explorer').getByText('Query', { exact: true }).first().waitFor({ timeout: 30_000 });
     await page.close();
   });
