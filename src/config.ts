@@ -62,6 +62,9 @@ const days = z.coerce.number().positive().finite();
 /** The response cache's bound: 64 MiB of answers (README: Configuration; docs/benchmarks.md measures it). */
 export const DEFAULT_RESPONSE_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 
+/** Five queries at the document cost limit (20,000) per minute, or many more small ones. */
+export const DEFAULT_INTERNAL_COST_PER_MINUTE = 100_000;
+
 /** The OTLP transports the trace exporter speaks (docs/tracing.md). */
 const otlpProtocol = z.enum(['http/protobuf', 'http/json', 'grpc']);
 const otlpEndpoint = z.string().regex(/^https?:\/\//, 'must be an http:// or https:// URL');
@@ -94,6 +97,8 @@ export const configSchema = z
     INTERNAL_HOST: z.string().min(1).default('127.0.0.1'),
     INTERNAL_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
     METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+    // Cost points per minute of an internal token without a budget of its own (docs/internal-graphql.md).
+    INTERNAL_COST_PER_MINUTE: positiveInt.max(1_000_000_000).default(DEFAULT_INTERNAL_COST_PER_MINUTE),
     HEADERS_TIMEOUT_MS: positiveInt.max(600_000).default(10_000),
     REQUEST_TIMEOUT_MS: positiveInt.max(600_000).default(30_000),
     MAX_CONNECTIONS: positiveInt.max(1_000_000).default(1000),

@@ -16,10 +16,14 @@ const contractErrors = {
 
 /**
  * Errors only the internal listener answers: it reads request bodies, which the public listener
- * never does, so they are not part of the public contract.
+ * never does, so they are not part of the public contract. The GraphQL ones keep the codes GraphQL
+ * clients know (Apollo's persisted queries, the budgets of GitHub's and Shopify's APIs).
  */
 const internalListenerErrors = {
   payload_too_large: { status: 413, message: 'The request body is larger than this endpoint accepts.' },
+  DOCUMENT_NOT_TRUSTED: { status: 403, message: 'This token runs only the documents registered for it.' },
+  PERSISTED_QUERY_NOT_FOUND: { status: 404, message: 'No document is registered for this token under this id.' },
+  RATE_LIMITED: { status: 429, message: "This token's cost budget is spent; retry after the seconds given in Retry-After." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 /** The one error catalogue: every error a client can see, REST and GraphQL alike. */

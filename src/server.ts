@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { GraphQLSchema } from 'graphql';
 import { createPublicApp } from '../rest/app.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { IssuedCredentials } from './auth/issued-credentials.ts';
@@ -41,6 +42,8 @@ export interface RunningServer {
   readonly publicUrl: string;
   readonly internalUrl: string | null;
   readonly authenticator: Authenticator;
+  /** The schema internal GraphQL serves (schema/internal.graphql holds it printed). */
+  readonly schema: GraphQLSchema;
   /** Marks the instance as going away: /readyz answers 503 and connections close after their answer. */
   drain(): void;
   close(): Promise<void>;
@@ -190,6 +193,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         logger,
         metrics,
         metricsToken: config.METRICS_TOKEN,
+        rateLimiters,
+        defaultCostPerMinute: config.INTERNAL_COST_PER_MINUTE,
       });
       const internalServer = createListener(config, internal.app);
       const internalAddress = await listen(internalServer, config.INTERNAL_PORT, config.INTERNAL_HOST);
@@ -207,6 +212,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       publicUrl: urlOf(publicAddress),
       internalUrl,
       authenticator,
+      schema: internalSchema(schema),
       drain() {
         lifecycle.draining = true;
       },

@@ -5,6 +5,33 @@ import { generateInternalToken, sha256 } from './secret-format.ts';
 /** The name the audit trail gives requests made with `INTERNAL_API_TOKEN`; no named token may take it. */
 export const BOOTSTRAP_TOKEN_NAME = 'bootstrap';
 
+/**
+ * Which documents a token may run (docs/internal-graphql.md, Trusted documents): every one (`any`),
+ * every one with those not registered for it logged (`log`), registered ones only (`trusted`).
+ */
+export const DOCUMENT_MODES = ['any', 'log', 'trusted'] as const;
+export type DocumentMode = (typeof DOCUMENT_MODES)[number];
+
+/** The highest budget a token may be given, in cost points per minute. */
+export const MAX_COST_PER_MINUTE = 1_000_000_000;
+
+/** `--documents` → a mode, refusing anything else. */
+export function parseDocumentMode(value: string): DocumentMode {
+  const mode = value.trim();
+  if (!(DOCUMENT_MODES as readonly string[]).includes(mode)) throw new InputError(`--documents must be one of ${DOCUMENT_MODES.join(', ')}`);
+  return mode as DocumentMode;
+}
+
+/** `--cost-per-minute` → a positive whole number of points, or null for `default` (the service's setting). */
+export function parseCostPerMinute(value: string): number | null {
+  const text = value.trim();
+  if (text === 'default') return null;
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > MAX_COST_PER_MINUTE) {
+    throw new InputError(`--cost-per-minute must be a whole number from 1 to ${MAX_COST_PER_MINUTE}, or "default"`);
+  }
+  return Number(text);
+}
+
 export interface IssuedInternalToken {
   id: string;
   name: string;
@@ -12,6 +39,9 @@ export interface IssuedInternalToken {
   token: string;
   /** The workspaces it may read; null for every workspace. */
   workspaces: string[] | null;
+  documents: DocumentMode;
+  /** Its budget of cost points per minute; null for the service's default. */
+  costPerMinute: number | null;
 }
 
 export interface InternalTokenSummary {
@@ -19,6 +49,8 @@ export interface InternalTokenSummary {
   name: string;
   last4: string;
   workspaces: string[] | null;
+  documents: DocumentMode;
+  costPerMinute: number | null;
   createdAt: string;
   state: 'active' | 'revoked';
 }
@@ -29,6 +61,9 @@ export interface InternalPrincipal {
   name: string;
   /** The workspaces it may read; null for every workspace. */
   workspaces: readonly string[] | null;
+  documents: DocumentMode;
+  /** Its budget of cost points per minute; null for the service's default. */
+  costPerMinute: number | null;
 }
 
 /** Comma-separated workspace ids → the distinct ids, refusing blanks. */
@@ -40,7 +75,7 @@ export function parseWorkspaceList(list: string): string[] {
 
 export async function createInternalToken(
   db: Queryable,
-  input: { name: string; workspaces?: readonly string[] | null | undefined },
+  input: { name: string; workspaces?: readonly string[] | null | undefined; documents?: DocumentMode | undefined; costPerMinute?: number | null | undefined },
 ): Promise<IssuedInternalToken> {
   const name = input.name.trim();
   if (name === '') throw new InputError('The token name must not be empty');
@@ -54,12 +89,14 @@ export async function createInternalToken(
     if (missing.length > 0) throw new InputError(`No workspace with id ${missing.map((id) => JSON.stringify(id)).join(', ')}`);
   }
   const token = generateInternalToken();
+  const documents = input.documents ?? 'any';
+  const costPerMinute = input.costPerMinute ?? null;
   try {
     const inserted = await db.query<{ id: string }>(
-      'INSERT INTO internal_tokens (name, token_hash, last4, workspaces) VALUES ($1, $2, $3, $4) RETURNING id',
-      [name, sha256(token), token.slice(-4), workspaces],
+      'INSERT INTO internal_tokens (name, token_hash, last4, workspaces, documents, cost_per_minute) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
+      [name, sha256(token), token.slice(-4), workspaces, documents, costPerMinute],
     );
-    return { id: inserted.rows[0]!.id, name, token, workspaces };
+    return { id: inserted.rows[0]!.id, name, token, workspaces, documents, costPerMinute };
   } catch (error) {
     if ((error as { constraint?: string }).constraint === 'internal_tokens_active_name') {
       throw new InputError(`An active internal token is already named ${JSON.stringify(name)}; revoke it first or choose another name`);
@@ -69,14 +106,23 @@ export async function createInternalToken(
 }
 
 export async function listInternalTokens(db: Queryable): Promise<InternalTokenSummary[]> {
-  const found = await db.query<{ id: string; name: string; last4: string; workspaces: string[] | null; created_at: Date; revoked_at: Date | null }>(
-    'SELECT id, name, last4, workspaces, created_at, revoked_at FROM internal_tokens ORDER BY created_at, id',
-  );
+  const found = await db.query<{
+    id: string;
+    name: string;
+    last4: string;
+    workspaces: string[] | null;
+    documents: DocumentMode;
+    cost_per_minute: number | null;
+    created_at: Date;
+    revoked_at: Date | null;
+  }>('SELECT id, name, last4, workspaces, documents, cost_per_minute, created_at, revoked_at FROM internal_tokens ORDER BY created_at, id');
   return found.rows.map((row) => ({
     id: row.id,
     name: row.name,
     last4: row.last4,
     workspaces: row.workspaces,
+    documents: row.documents,
+    costPerMinute: row.cost_per_minute,
     createdAt: row.created_at.toISOString(),
     state: row.revoked_at ? 'revoked' : 'active',
   }));
@@ -99,12 +145,32 @@ export async function revokeInternalToken(db: Queryable, by: { id: string } | { 
   return { id: row.id, name: row.name, state: 'revoked' };
 }
 
+/**
+ * Changes the document mode or the budget of an active token, by name; both take effect from the
+ * next request on. Only what is given changes; `costPerMinute: null` returns to the default.
+ */
+export async function updateInternalToken(
+  db: Queryable,
+  name: string,
+  changes: { documents?: DocumentMode | undefined; costPerMinute?: number | null | undefined },
+): Promise<{ id: string; name: string; documents: DocumentMode; costPerMinute: number | null }> {
+  if (changes.documents === undefined && changes.costPerMinute === undefined) throw new InputError('Give --documents, --cost-per-minute or both');
+  const updated = await db.query<{ id: string; name: string; documents: DocumentMode; cost_per_minute: number | null }>(
+    `UPDATE internal_tokens SET documents = coalesce($2, documents), cost_per_minute = CASE WHEN $3 THEN $4::integer ELSE cost_per_minute END
+      WHERE name = $1 AND revoked_at IS NULL RETURNING id, name, documents, cost_per_minute`,
+    [name, changes.documents ?? null, changes.costPerMinute !== undefined, changes.costPerMinute ?? null],
+  );
+  const row = updated.rows[0];
+  if (!row) throw new InputError(`No active internal token named ${JSON.stringify(name)}`);
+  return { id: row.id, name: row.name, documents: row.documents, costPerMinute: row.cost_per_minute };
+}
+
 /** The active token with this hash, or null. Not cached: a revoked token is refused at once. */
 export async function findActiveInternalToken(db: Queryable, tokenHash: Buffer): Promise<InternalPrincipal | null> {
-  const found = await db.query<{ id: string; name: string; workspaces: string[] | null }>(
-    'SELECT id, name, workspaces FROM internal_tokens WHERE token_hash = $1 AND revoked_at IS NULL',
+  const found = await db.query<{ id: string; name: string; workspaces: string[] | null; documents: DocumentMode; cost_per_minute: number | null }>(
+    'SELECT id, name, workspaces, documents, cost_per_minute FROM internal_tokens WHERE token_hash = $1 AND revoked_at IS NULL',
     [tokenHash],
   );
   const row = found.rows[0];
-  return row ? { id: row.id, name: row.name, workspaces: row.workspaces } : null;
+  return row ? { id: row.id, name: row.name, workspaces: row.workspaces, documents: row.documents, costPerMinute: row.cost_per_minute } : null;
 }

@@ -13,6 +13,7 @@ export const catalog: Catalog = {
     "1763800800000_internal-tokens",
     "1763800900000_issuer-tags",
     "1763801000000_writes-in-replica-role",
+    "1763801200000_internal-token-governance",
     "1763801400000_catalog-facts"
   ],
   "tables": {
@@ -165,6 +166,24 @@ export const catalog: Catalog = {
         {"name":"feed_tokens_token_hash_check","columns":["token_hash"],"expression":"(length(token_hash) = 32)"}
       ]
     },
+    "internal_token_documents": {
+      "columns": [
+        {"name":"token_id","type":"text","nullable":false},
+        {"name":"hash","type":"text","nullable":false},
+        {"name":"body","type":"text","nullable":false},
+        {"name":"operation_names","type":"text[]","nullable":false,"default":"'{}'::text[]"},
+        {"name":"added_at","type":"timestamp with time zone","nullable":false,"default":"now()"}
+      ],
+      "primaryKey": ["token_id","hash"],
+      "foreignKeys": [
+        {"name":"internal_token_documents_token_id_fkey","columns":["token_id"],"table":"internal_tokens","references":["id"]}
+      ],
+      "uniques": [],
+      "checks": [
+        {"name":"internal_token_documents_body_check","columns":["body"],"expression":"((length(body) >= 1) AND (length(body) <= 102400))"},
+        {"name":"internal_token_documents_hash_check","columns":["hash"],"expression":"(hash ~ '^[0-9a-f]{64}$'::text)"}
+      ]
+    },
     "internal_tokens": {
       "columns": [
         {"name":"id","type":"text","nullable":false,"default":"new_id('itk'::text)"},
@@ -173,7 +192,9 @@ export const catalog: Catalog = {
         {"name":"last4","type":"text","nullable":false},
         {"name":"workspaces","type":"text[]","nullable":true},
         {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
-        {"name":"revoked_at","type":"timestamp with time zone","nullable":true}
+        {"name":"revoked_at","type":"timestamp with time zone","nullable":true},
+        {"name":"documents","type":"text","nullable":false,"default":"'any'::text"},
+        {"name":"cost_per_minute","type":"integer","nullable":true}
       ],
       "primaryKey": ["id"],
       "foreignKeys": [],
@@ -182,6 +203,8 @@ export const catalog: Catalog = {
         {"name":"internal_tokens_token_hash_key","columns":["token_hash"],"partial":false}
       ],
       "checks": [
+        {"name":"internal_tokens_cost_per_minute_check","columns":["cost_per_minute"],"expression":"((cost_per_minute >= 1) AND (cost_per_minute <= 1000000000))"},
+        {"name":"internal_tokens_documents_check","columns":["documents"],"expression":"(documents = ANY (ARRAY['any'::text, 'log'::text, 'trusted'::text]))"},
         {"name":"internal_tokens_last4_check","columns":["last4"],"expression":"(length(last4) = 4)"},
         {"name":"internal_tokens_name_check","columns":["name"],"expression":"((length(btrim(name)) > 0) AND (length(name) <= 100))"},
         {"name":"internal_tokens_token_hash_check","columns":["token_hash"],"expression":"(length(token_hash) = 32)"},

@@ -31,6 +31,8 @@ export interface TableOverlay {
   lists?: Record<string, { of: string; by: string }>;
   /** The largest page of a connection of these rows (100 when omitted). */
   maxPage?: number;
+  /** Fields (and relations, by their served names) marked `@deprecated`, each with the reason internal teams read. */
+  deprecated?: Record<string, string>;
 }
 
 export type Overlay = Record<string, TableOverlay>;
@@ -192,6 +194,11 @@ export function deriveModel(catalog: Catalog, overlay: Overlay): ResourceModel {
     }
   }
 
+  for (const model of tables.values()) {
+    for (const name of Object.keys(model.overlay.deprecated ?? {})) {
+      if (!model.fields[name] && !model.relations.has(name)) at(model.table, `deprecated names "${name}", which is neither a served field nor a relation of ${model.type}`);
+    }
+  }
   const definitions = [...tables.values()].map((model) => resourceOf(model, tables, at, missingColumn));
   const enums = new Map<string, EnumModel>();
   for (const model of tables.values()) {
@@ -217,7 +224,9 @@ function resourceOf(model: TableModel, tables: ReadonlyMap<string, TableModel>, 
     name: model.type,
     table: model.table,
     key: model.key,
-    fields: model.fields,
+    fields: Object.fromEntries(
+      Object.entries(model.fields).map(([name, field]) => [name, entry.deprecated?.[name] ? { ...field, deprecated: entry.deprecated[name] } : field]),
+    ),
     ...(model.catalog.description ? { description: model.catalog.description } : {}),
     ...(entry.personalData ? { personalData: true } : {}),
     ...(entry.maxPage ? { maxPage: entry.maxPage } : {}),
@@ -251,6 +260,7 @@ function resourceOf(model: TableModel, tables: ReadonlyMap<string, TableModel>, 
     const relation: RelationDefinition = { resource: target.type, kind: link.kind, localField: local, foreignField: foreign };
     if (link.kind === 'one' && link.optional) relation.optional = true;
     if (link.description) relation.description = link.description;
+    if (entry.deprecated?.[name]) relation.deprecated = entry.deprecated[name];
     if (link.kind === 'many') {
       relation.orderBy = link.order ? orderOf(target, link.order, (column) => missingColumn(link.table, `${model.table}.lists.${name}.by`, column)) : target.order;
       if (link.present) relation.present = target.fieldOf.get(link.present)!;

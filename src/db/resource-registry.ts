@@ -22,6 +22,8 @@ export interface FieldDefinition {
   /** For an `enum` column: the GraphQL enum type its values are served as. */
   enumType?: string;
   description?: string;
+  /** Marked `@deprecated` in the schema, with this reason. */
+  deprecated?: string;
 }
 
 /** A column name alone is a non-null `string` column. */
@@ -61,6 +63,8 @@ export interface RelationDefinition {
   /** A `one` relation that may find no row (its local field is nullable, or it is the other end of a key). */
   optional?: boolean;
   description?: string;
+  /** Marked `@deprecated` in the schema (its connection too), with this reason. */
+  deprecated?: string;
 }
 
 export interface ResourceDefinition {

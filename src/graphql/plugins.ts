@@ -69,6 +69,11 @@ function listCostEstimator(index: ListIndex, introspection: ReadonlyMap<string, 
 export interface CostLimitOptions {
   registry: ResourceRegistry;
   maxCost: number;
+  /**
+   * Called with the estimate of every request within the limit, before anything runs; what it
+   * throws is the request's answer (a budget that does not cover the estimate).
+   */
+  spend?: (cost: number, request: GraphQLRequestContext<object>) => Promise<void>;
 }
 
 /**
@@ -82,7 +87,8 @@ export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): 
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ request, document, operation }: GraphQLRequestContext<object>) {
+        async didResolveOperation(requestContext: GraphQLRequestContext<object>) {
+          const { request, document, operation } = requestContext;
           const problems: Problem[] = [];
           let cost: number;
           try {
@@ -106,6 +112,7 @@ export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): 
           if (cost > options.maxCost) {
             throw refusal(`Query cost ${cost} exceeds the limit of ${options.maxCost}; select fewer fields or lower "first".`);
           }
+          await options.spend?.(cost, requestContext);
         },
       };
     },

@@ -33,11 +33,11 @@ export function generateSdl(model: Pick<ResourceModel, 'registry' | 'enums'>): G
   for (const resource of registry.all()) {
     const fields = Object.keys(resource.fields).map((name) => {
       const field = fieldDefinition(resource, name);
-      return `${describe(field.description, '  ')}  ${name}: ${leafTypeOf(field)}${field.nullable ? '' : '!'}`;
+      return `${describe(field.description, '  ')}  ${name}: ${leafTypeOf(field)}${field.nullable ? '' : '!'}${deprecation(field.deprecated)}`;
     });
     for (const [name, relation] of Object.entries(resource.relations ?? {})) {
       if (relation.kind === 'one') {
-        fields.push(`${describe(oneDescription(registry.get(relation.resource), relation.description, relation.optional), '  ')}  ${name}: ${relation.resource}${relation.optional ? '' : '!'}`);
+        fields.push(`${describe(oneDescription(registry.get(relation.resource), relation.description, relation.optional), '  ')}  ${name}: ${relation.resource}${relation.optional ? '' : '!'}${deprecation(relation.deprecated)}`);
         continue;
       }
       connections.set(`${resource.name}.${connectionFieldName(name)}`, { resource: resource.name, relation: name });
@@ -46,7 +46,7 @@ export function generateSdl(model: Pick<ResourceModel, 'registry' | 'enums'>): G
       fields.push(
         `${describe(`${lead}Every row at once, for the public API's fixed operations; internal GraphQL pages through ${connectionFieldName(name)}.`, '  ')}` +
           `  ${name}(filter: ${filterTypeName(relation.resource)}): [${relation.resource}!]!`,
-        connectionField(registry, resource, name, lead),
+        connectionField(registry, resource, name, lead) + deprecation(relation.deprecated),
       );
     }
     definitions.push(`${describe(resource.description)}type ${resource.name} {\n${fields.join('\n')}\n}`);
@@ -62,6 +62,8 @@ export function generateSdl(model: Pick<ResourceModel, 'registry' | 'enums'>): G
   const connectionTypes = new Set(registry.all().map((resource) => connectionTypeName(resource.name)));
   return { typeDefs: definitions.join('\n\n'), index: { connections, connectionTypes, plainLists } };
 }
+
+const deprecation = (reason: string | undefined) => (reason ? ` @deprecated(reason: ${JSON.stringify(reason)})` : '');
 
 function oneDescription(target: ResourceDefinition, description: string | undefined, optional: boolean | undefined): string | undefined {
   const parts = [description, target.personalData ? 'Personal data: read from its own table only when selected.' : undefined, optional ? 'Null when there is none.' : undefined];

@@ -2,7 +2,7 @@ import type { ApolloServerOptions, ApolloServerPlugin, BaseContext } from '@apol
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { GraphQLSchema, ValidationRule } from 'graphql';
 import type { ResourceRegistry } from '../db/resource-registry.ts';
-import { useCostLimit } from '../graphql/plugins.ts';
+import { useCostLimit, type CostLimitOptions } from '../graphql/plugins.ts';
 
 /** What a document sent to the internal endpoint may hold (docs/internal-graphql.md, Limits). */
 export interface DocumentLimits {
@@ -44,10 +44,11 @@ type Limited = Required<Pick<ApolloServerOptions<BaseContext>, 'maxRecursiveSele
  *   they keep their place alongside graphql-js's fragment-cycle rule without recursing through a
  *   cycle;
  * - the cost by `useCostLimit` (invalid_request), after validation: GraphQL Armor's cost rule
- *   weighs fields by depth and cannot see page sizes, which bound the rows a list returns.
+ *   weighs fields by depth and cannot see page sizes, which bound the rows a list returns; the
+ *   estimate of a request within the limit goes to `spend` (the token's budget).
  * GraphQL Armor's field-suggestion masking stays off: internal teams read the schema anyway.
  */
-export function documentLimits(schema: GraphQLSchema, registry: ResourceRegistry, limits: DocumentLimits): Limited {
+export function documentLimits(schema: GraphQLSchema, registry: ResourceRegistry, limits: DocumentLimits, spend?: CostLimitOptions['spend']): Limited {
   const armor = new ApolloArmor({
     maxDepth: { n: limits.maxDepth, flattenFragments: true, ignoreIntrospection: true },
     maxAliases: { n: limits.maxAliases, allowList: [] },
@@ -61,7 +62,7 @@ export function documentLimits(schema: GraphQLSchema, registry: ResourceRegistry
   return {
     // The protections enabled above are validation rules only (Armor's plugins are the two turned off).
     validationRules: armor.validationRules,
-    plugins: [useCostLimit(schema, { registry, maxCost: limits.maxCost })],
+    plugins: [useCostLimit(schema, { registry, maxCost: limits.maxCost, spend })],
     parseOptions: { maxTokens: limits.maxTokens },
     maxRecursiveSelections: limits.maxRecursiveSelections,
     allowBatchedHttpRequests: false,

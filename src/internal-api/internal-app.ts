@@ -15,9 +15,13 @@ import { maskError } from '../graphql/plugins.ts';
 import type { GraphQLContext } from '../graphql/schema.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
+import type { RateLimiters } from '../rate-limit/limiters.ts';
 import { auditRecordOf, useAuditPlugin, useAuditTrail, type AuditRecord } from './audit-trail.ts';
+import { CostBudget, useCostBudget, type SpentCost } from './cost-budget.ts';
+import { documentGate } from './document-gate.ts';
 import { DOCUMENT_LIMITS, documentLimits } from './document-limits.ts';
 import { explorerRouter } from './explorer-page.ts';
+import { useFieldUsage } from './field-usage.ts';
 import { answerErrors, notFound, sendListenerError } from './listener-errors.ts';
 import { metricsRouter } from './metrics-route.ts';
 
@@ -36,6 +40,10 @@ export interface InternalAppOptions {
   metrics: Metrics;
   /** METRICS_TOKEN: opens /metrics alone. */
   metricsToken?: string | undefined;
+  /** The store the cost budgets share with the public rate limits. */
+  rateLimiters: Pick<RateLimiters, 'costs'>;
+  /** INTERNAL_COST_PER_MINUTE: the budget of a token without one of its own. */
+  defaultCostPerMinute: number;
 }
 
 export interface InternalApp {
@@ -43,7 +51,7 @@ export interface InternalApp {
   stop(): Promise<void>;
 }
 
-type InternalContext = GraphQLContext & { audit: AuditRecord };
+type InternalContext = GraphQLContext & { audit: AuditRecord; principal: InternalPrincipal; cost: SpentCost };
 
 /** The largest request body /graphql reads. */
 const MAX_BODY = { bytes: 100 * 1024, text: '100 kB' };
@@ -71,7 +79,7 @@ function authenticate(db: Database, bootstrapToken: string, logger: Logger): Req
     let principal: InternalPrincipal | null = null;
     // Compare digests so that the comparison takes the same time whatever the length.
     if (presented && timingSafeEqual(sha256(presented), bootstrap)) {
-      principal = { id: null, name: BOOTSTRAP_TOKEN_NAME, workspaces: null };
+      principal = { id: null, name: BOOTSTRAP_TOKEN_NAME, workspaces: null, documents: 'any', costPerMinute: null };
     } else if (presented && isWellFormedInternalToken(presented)) {
       try {
         principal = await findActiveInternalToken(db, sha256(presented));
@@ -106,12 +114,24 @@ function withoutSyntaxPrefix(error: GraphQLFormattedError): GraphQLFormattedErro
  */
 export async function createInternalApp(options: InternalAppOptions): Promise<InternalApp> {
   const { logger } = options;
-  const limits = documentLimits(options.schema, options.registry, DOCUMENT_LIMITS);
+  const budget = new CostBudget(options.rateLimiters.costs, options.defaultCostPerMinute, options.metrics);
+  const limits = documentLimits(options.schema, options.registry, DOCUMENT_LIMITS, (cost, request) => {
+    const context = request.contextValue as InternalContext;
+    return budget.spend(context.principal, cost, context.cost);
+  });
   const apollo = new ApolloServer<InternalContext>({
     schema: options.schema,
     ...limits,
+    // Documents named by hash are the registered ones (document-gate.ts), never a cache a client fills.
+    persistedQueries: false,
     // The explorer is ours (explorer-page.ts): Apollo's landing page would load its code from a CDN.
-    plugins: [...limits.plugins, useAuditPlugin(options.schema, options.registry), ApolloServerPluginLandingPageDisabled()],
+    plugins: [
+      ...limits.plugins,
+      useCostBudget(budget),
+      useFieldUsage(options.schema, options.metrics, logger),
+      useAuditPlugin(options.schema, options.registry),
+      ApolloServerPluginLandingPageDisabled(),
+    ],
     formatError: (formatted, error) => {
       const masked = withoutSyntaxPrefix(maskError(formatted, error));
       if (masked.extensions?.code === 'internal_error') logger.error({ err: unwrapResolverError(error), path: formatted.path }, 'internal graphql request failed');
@@ -140,13 +160,14 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     useAuditTrail(logger),
     authenticate(options.db, options.token, logger),
     express.json({ limit: MAX_BODY.bytes }),
+    documentGate({ db: options.db, budget, metrics: options.metrics, logger }),
     expressMiddleware(apollo, {
       context: async ({ res }) => {
         const principal = (res.locals as { principal: InternalPrincipal }).principal;
         const context = requestContext({ registry: options.registry, db: options.reads?.() ?? options.db }, { workspaces: principal.workspaces });
         const audit = auditRecordOf(res);
         audit.rows = () => context.loaders.rowsRead;
-        return { ...context, audit };
+        return { ...context, audit, principal, cost: { extension: null } };
       },
     }),
   );

@@ -14,6 +14,8 @@ export class Metrics {
   readonly webhookEndpointsDisabled: Counter;
   readonly responseCacheAnswers: Counter<'answer' | 'outcome'>;
   readonly responseCacheEvictions: Counter;
+  readonly internalFieldUses: Counter<'type' | 'field' | 'token'>;
+  readonly internalUnregisteredDocuments: Counter<'token' | 'mode'>;
   readonly #stopCounting: () => void;
 
   constructor(db: Database) {
@@ -33,7 +35,7 @@ export class Metrics {
     });
     this.rateLimitRejections = new Counter({
       name: 'rate_limit_rejections_total',
-      help: 'Requests answered 429, by limiter (key, authentication, feed).',
+      help: 'Requests answered 429, by limiter (key, authentication, feed, internal_cost).',
       labelNames: ['limiter'],
       registers: [this.registry],
     });
@@ -67,6 +69,18 @@ export class Metrics {
     this.responseCacheEvictions = new Counter({
       name: 'response_cache_evictions_total',
       help: 'Cached answers evicted to keep the cache within RESPONSE_CACHE_MAX_BYTES.',
+      registers: [this.registry],
+    });
+    this.internalFieldUses = new Counter({
+      name: 'internal_graphql_field_uses_total',
+      help: 'Operations run on the internal GraphQL endpoint that selected a field, by type, field and token name.',
+      labelNames: ['type', 'field', 'token'],
+      registers: [this.registry],
+    });
+    this.internalUnregisteredDocuments = new Counter({
+      name: 'internal_graphql_unregistered_documents_total',
+      help: 'Documents not registered for their token, by token name and its document mode (log: run and logged; trusted: refused).',
+      labelNames: ['token', 'mode'],
       registers: [this.registry],
     });
     this.#stopCounting = db.onQuery(() => this.statements.inc());

@@ -46,6 +46,19 @@ export interface FailureLimiter {
   failed(address: string): Promise<RateLimitDecision>;
 }
 
+/**
+ * Budgets of points per window and key, kept in the same store as the request limits (the
+ * internal GraphQL endpoint's cost budgets per token). Each key's budget is given with every call,
+ * so that a changed budget applies to the current window at once.
+ */
+export interface PointBudgets {
+  readonly windowSeconds: number;
+  /** Spends `points` of `key`'s `budget`; when they do not fit, the answer is refused and nothing is spent. */
+  spend(key: string, points: number, budget: number): Promise<RateLimitDecision>;
+  /** What is left of `key`'s budget, spending nothing. */
+  peek(key: string, budget: number): Promise<RateLimitDecision>;
+}
+
 export interface RateLimiters {
   readonly max: number;
   readonly windowSeconds: number;
@@ -55,8 +68,14 @@ export interface RateLimiters {
   readonly failures: FailureLimiter;
   /** Counts one calendar feed request of a feed token. */
   consumeFeed(feedId: string): Promise<RateLimitDecision>;
+  /** Cost budgets per token and minute of the internal GraphQL endpoint. */
+  readonly costs: PointBudgets;
   close(): Promise<void>;
 }
+
+/** The store's counter is a PostgreSQL integer; a budget never comes near it. */
+const UNBOUNDED_POINTS = 2 ** 31 - 1;
+const COST_WINDOW_SECONDS = 60;
 
 export async function createRateLimiters(options: RateLimitOptions): Promise<RateLimiters> {
   const closers: Array<() => Promise<void>> = [];
@@ -79,6 +98,7 @@ export async function createRateLimiters(options: RateLimitOptions): Promise<Rat
       },
     },
     consumeFeed: (feedId) => consume(feeds, feedId),
+    costs: pointBudgets(make('rl_cost', UNBOUNDED_POINTS, COST_WINDOW_SECONDS), COST_WINDOW_SECONDS),
     async close() {
       for (const close of closers) await close();
     },
@@ -140,6 +160,32 @@ async function storeFactory(options: RateLimitOptions, closers: Array<() => Prom
         });
     }
   }
+}
+
+/**
+ * Budgets over a limiter that never refuses by itself: the store counts the points spent in the
+ * window, the budget given decides. Points that do not fit are given back at once, so that a
+ * refused request spends nothing and what is left stays exact.
+ */
+function pointBudgets(limiter: RateLimiterAbstract, windowSeconds: number): PointBudgets {
+  const answer = (budget: number, spent: number, msBeforeNext: number, allowed: boolean): RateLimitDecision => ({
+    allowed,
+    remaining: Math.max(0, budget - spent),
+    resetSeconds: Math.max(0, Math.ceil(msBeforeNext / 1000)),
+  });
+  return {
+    windowSeconds,
+    async spend(key, points, budget) {
+      const result = await limiter.consume(key, points);
+      if (result.consumedPoints <= budget) return answer(budget, result.consumedPoints, result.msBeforeNext, true);
+      await limiter.reward(key, points);
+      return answer(budget, result.consumedPoints - points, result.msBeforeNext, false);
+    },
+    async peek(key, budget) {
+      const result = await limiter.get(key);
+      return result ? answer(budget, result.consumedPoints, result.msBeforeNext, true) : answer(budget, 0, windowSeconds * 1000, true);
+    },
+  };
 }
 
 async function consume(limiter: RateLimiterAbstract, key: string): Promise<RateLimitDecision> {

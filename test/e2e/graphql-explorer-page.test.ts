@@ -1,9 +1,12 @@
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { ADMIN_ARGUMENTS, ROOT } from '../support/service-commands.ts';
 import { chromiumMissing, launchChromium } from '../support/chromium.ts';
 import { describeWhere } from '../support/variants.ts';
 
@@ -42,6 +45,8 @@ describeWhere(chromiumMissing, 'the GraphQL explorer of a running server in head
   let workspaceId: string;
   let userDataDir: string;
   let context: BrowserContext;
+  /** Named tokens in the document modes the explorer serves: every document runs for them. */
+  const named: Record<'any' | 'log', string> = { any: '', log: '' };
   const requests: SeenRequest[] = [];
   const foreignRequests: string[] = [];
   /** Content-Security-Policy violations and uncaught errors of every page. */
@@ -65,6 +70,14 @@ describeWhere(chromiumMissing, 'the GraphQL explorer of a running server in head
     await vi.waitFor(() => expect(server.output()).toMatch(/Demo workspace ws_/), { timeout: 30_000 });
     internalUrl = /Internal GraphQL: (http:\/\/\S+)\/graphql/.exec(server.output())![1]!;
     workspaceId = /Demo workspace (ws_[0-9a-f]+)/.exec(server.output())![1]!;
+    for (const mode of ['any', 'log'] as const) {
+      // Through the running server's socket, as an operator would.
+      const { stdout } = await promisify(execFile)(process.execPath, [...ADMIN_ARGUMENTS, 'internal-token', 'create', '--name', `explorer-${mode}`, '--documents', mode, '--json'], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH, DATA_DIR: dataDir },
+      });
+      named[mode] = (JSON.parse(stdout) as { token: string }).token;
+    }
 
     userDataDir = await mkdtemp(join(tmpdir(), 'explorer-chromium-'));
     context = await launchChromium(userDataDir, { width: 1400, height: 900 });
@@ -90,7 +103,12 @@ describeWhere(chromiumMissing, 'the GraphQL explorer of a running server in head
     if (dataDir) await rm(join(dataDir, '..'), { recursive: true, force: true });
   });
 
-  it('runs a query with the token entered in the page and shows the answer', async () => {
+  it.each([
+    ['the bootstrap token', () => TOKEN],
+    ['a named token in any mode', () => named.any],
+    ['a named token in log mode', () => named.log],
+  ])('runs a query with %s entered in the page and shows the answer, with its cost', async (_which, token) => {
+    const TOKEN = token();
     const query = `{ workspace(id: "${workspaceId}") { courseRunsConnection(first: 1) { edges { node { id } } } } }`;
     const direct = await fetch(`${internalUrl}/graphql`, {
       method: 'POST',
@@ -107,16 +125,24 @@ describeWhere(chromiumMissing, 'the GraphQL explorer of a running server in head
     const response = page.locator('.graphiql-response');
     await response.getByText(runId).waitFor({ timeout: 30_000 });
     // Monaco draws indentation with no-break spaces.
-    expect(JSON.parse((await response.innerText()).replaceAll('\u00a0', ' '))).toEqual({ data: expected });
+    expect(JSON.parse((await response.innerText()).replaceAll('\u00a0', ' '))).toEqual({
+      data: expected,
+      extensions: { cost: { estimate: expect.any(Number), budget: 100_000, remaining: expect.any(Number), resetSeconds: expect.any(Number) } },
+    });
     await mkdir(new URL('.', SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT.pathname });
     await page.close();
   });
 
-  it('loads the schema with the token, so the documentation explorer lists the query type', async () => {
+  it.each([
+    ['the bootstrap token', () => TOKEN],
+    ['a named token in log mode', () => named.log],
+  ])('loads the schema with %s, so the documentation explorer lists the query type', async (_which, token) => {
     const page = await openExplorer();
-    await enterToken(page, TOKEN);
-    await page.getByRole('button', { name: /Show Documentation Explorer/i }).click();
+    await enterToken(page, token());
+    // GraphiQL keeps the open pane in localStorage: an earlier page may have left it open.
+    const toggle = page.getByRole('button', { name: /(Show|Hide) Documentation Explorer/i });
+    if (/Show/i.test((await toggle.getAttribute('aria-label')) ?? '')) await toggle.click();
     await page.locator('.graphiql-doc-explorer').getByText('Query', { exact: true }).first().waitFor({ timeout: 30_000 });
     await page.close();
   });
@@ -142,10 +168,10 @@ describeWhere(chromiumMissing, 'the GraphQL explorer of a running server in head
     expect(withToken.length).toBeGreaterThan(0);
     for (const request of withToken) {
       expect(`${request.method} ${new URL(request.url).pathname}`).toBe('POST /graphql');
-      expect([`Bearer ${TOKEN}`, `Bearer ${WRONG_TOKEN}`]).toContain(request.authorization);
+      expect([`Bearer ${TOKEN}`, `Bearer ${WRONG_TOKEN}`, `Bearer ${named.any}`, `Bearer ${named.log}`]).toContain(request.authorization);
     }
     for (const { url } of requests) {
-      for (const token of [TOKEN, WRONG_TOKEN]) {
+      for (const token of [TOKEN, WRONG_TOKEN, named.any, named.log]) {
         expect(url).not.toContain(token);
         expect(decodeURIComponent(url)).not.toContain(token);
       }
@@ -154,7 +180,7 @@ describeWhere(chromiumMissing, 'the GraphQL explorer of a running server in head
     const stored = await page.evaluate<string>('JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookies: document.cookie })');
     await page.close();
     expect(stored).toContain('graphiql');
-    for (const token of [TOKEN, WRONG_TOKEN]) expect(stored).not.toContain(token);
+    for (const token of [TOKEN, WRONG_TOKEN, named.any, named.log]) expect(stored).not.toContain(token);
   });
 
   it('runs without a Content-Security-Policy violation or an uncaught error', () => {
@@ -163,6 +189,8 @@ describeWhere(chromiumMissing, 'the GraphQL explorer of a running server in head
 
   it('never writes a token to the server\u2019s log', () => {
     expect(server.output()).toContain('"audit":"internal-graphql"');
-    for (const token of [TOKEN, WRONG_TOKEN]) expect(server.output()).not.toContain(token);
+    // The log-mode token's introspection and queries were logged as not registered, by the token's name.
+    expect(server.output()).toMatch(/"tokenName":"explorer-log"[^\n]*"msg":"internal graphql document not registered for its token"/);
+    for (const token of [TOKEN, WRONG_TOKEN, named.any, named.log]) expect(server.output()).not.toContain(token);
   });
 });

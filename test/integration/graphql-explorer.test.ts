@@ -91,7 +91,7 @@ describe('the GraphQL explorer of the internal listener', () => {
       ['Apollo-Require-Preflight', 'true'],
     ]);
     expect(answered.status).toBe(200);
-    expect(answered.body).toEqual({ data: { __typename: 'Query' } });
+    expect(answered.body).toEqual({ data: { __typename: 'Query' }, extensions: { cost: expect.objectContaining({ estimate: 1 }) } });
     expect(answered.headers['vary']).toMatch(/\bAccept\b/);
   });
 

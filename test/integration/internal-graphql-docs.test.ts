@@ -1,8 +1,13 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { cliOn } from '../support/cli.ts';
 import { openTestDatabase } from '../support/databases.ts';
+import { postGraphQL } from '../support/internal-graphql.ts';
 import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 
@@ -57,7 +62,7 @@ describe('docs/internal-graphql.md against the internal listener', () => {
   });
 
   it('the paging loop, run as written, reads every booking of the workspace exactly once, in order', async () => {
-    const [loop] = blocks('ts');
+    const loop = blocks('ts').find((block) => block.includes('pageInfo.endCursor'));
     expect(loop).toContain('pageInfo.endCursor');
     const javascript = loop!.replace('let after: string | null = null;', 'let after = null;');
     const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor as new (...args: string[]) => (...values: unknown[]) => Promise<void>;
@@ -77,10 +82,10 @@ describe('docs/internal-graphql.md against the internal listener', () => {
     expect(requests).toBe(3);
   });
 
-  it('the token commands, run as written, give a token that reads only its workspace until it is revoked', async () => {
-    const [, commands] = blocks('sh');
+  it('the token commands, run as written, give a token that reads only its workspace, then only registered documents, until it is revoked', async () => {
+    const commands = blocks('sh').find((block) => block.includes('internal-token create'));
     const lines = commands!.trim().split('\n');
-    expect(lines).toHaveLength(3);
+    expect(lines).toHaveLength(4);
     const argv = (line: string) =>
       line
         .replace(/^npm run --silent admin -- /, '')
@@ -96,13 +101,16 @@ describe('docs/internal-graphql.md against the internal listener', () => {
     const read = (workspaceId: string) => api.graphql(`query ($id: ID!) { workspace(id: $id) { name } }`, { id: workspaceId }, token);
     expect((await read(ws.workspaceId)).body.data).toEqual({ workspace: { name: 'Internal' } });
     expect((await read(other.workspaceId)).body.data).toEqual({ workspace: null });
+    expect((await read(ws.workspaceId)).cost?.budget).toBe(50_000);
 
     expect((await cli.run(...argv(lines[2]!))).code).toBe(0);
+    expect((await read(ws.workspaceId)).body.errors?.[0]?.extensions?.code).toBe('DOCUMENT_NOT_TRUSTED');
+    expect((await cli.run(...argv(lines[3]!))).code).toBe(0);
     expect((await read(ws.workspaceId)).status).toBe(401);
   });
 
   it('an audit line has exactly the fields the page shows', async () => {
-    const [example] = blocks('json');
+    const example = blocks('json').find((block) => block.includes('"audit":"internal-graphql"'));
     await api.graphql(queryNamed('AllBookings'), { workspaceId: ws.workspaceId, after: null });
     const line = api.logs.map((text) => JSON.parse(text) as Record<string, unknown>).findLast((entry) => entry.audit === 'internal-graphql');
     expect(Object.keys(line!).sort()).toEqual(Object.keys(JSON.parse(example!) as object).sort());
@@ -160,5 +168,65 @@ describe('docs/internal-graphql.md against the internal listener', () => {
     const malformedBody = (await malformed.json()) as { errors: [{ message: string; extensions: { code: string } }] };
     expect(malformedBody.errors[0].extensions.code).toBe('invalid_request');
     expect(MARKDOWN).toContain(`\`${malformedBody.errors[0].message}\``);
+  });
+});
+
+describe('docs/internal-graphql.md: trusted documents and cost budgets, as written', () => {
+  let db: Database;
+  let api: TestApi;
+  let ws: SeededWorkspace;
+  let dir: string;
+
+  beforeAll(async () => {
+    db = await openTestDatabase('embedded');
+    ws = await seedWorkspace(db, contractFixture('Documents', 6));
+    api = await startTestApi(db);
+    dir = await mkdtemp(join(tmpdir(), 'docs-documents-'));
+  });
+  afterAll(async () => {
+    await api?.close();
+    await db?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a manifest in GraphQL Code Generator’s form, registered with the documented commands, runs by both documented request forms with the documented cost; removed, it is not found', async () => {
+    const cli = cliOn(db);
+    const { token } = await cli.json<{ token: string }>('internal-token', 'create', '--name', 'team-docs', '--documents', 'trusted');
+    const document = queryNamed('Timetable');
+    const hash = createHash('sha256').update(document, 'utf8').digest('hex');
+    const manifest = join(dir, 'persisted-documents.json');
+    await writeFile(manifest, JSON.stringify({ [hash]: document }));
+
+    const commands = blocks('sh').find((block) => block.includes('documents add'))!.trim().split('\n');
+    expect(commands).toHaveLength(3);
+    const argv = (line: string) =>
+      line
+        .replace(/^npm run --silent admin -- /, '')
+        .replace(/\s+#.*$/, '')
+        .split(/\s+/)
+        .map((word) => word.replace('reporting', 'team-docs').replace('src/gql/persisted-documents.json', manifest).replace('sha256:…', `sha256:${hash}`));
+    const added = await cli.run(...argv(commands[0]!));
+    expect(added.code, added.stderr).toBe(0);
+    expect((await cli.run(...argv(commands[1]!))).stdout).toContain(`sha256:${hash}`);
+
+    const forms = blocks('json').find((block) => block.includes('"documentId"'))!.trim().split('\n');
+    expect(forms).toHaveLength(2);
+    for (const form of forms) {
+      const body = JSON.parse(form.replace('<hex>', hash).replace('ws_…', ws.workspaceId)) as unknown;
+      const answer = await postGraphQL(api.server.internalUrl!, token, body);
+      expect(answer.status, form).toBe(200);
+      expect(answer.body.errors).toBeUndefined();
+      expect(answer.body.data).toMatchObject({ workspace: { name: 'Documents' } });
+      // The budget as the page shows it: the same fields, the same headers.
+      const example = JSON.parse(blocks('json').find((block) => block.includes('"cost"'))!.replace('{…}', '{}')) as { extensions: { cost: object } };
+      expect(Object.keys(answer.cost!).sort()).toEqual(Object.keys(example.extensions.cost).sort());
+      expect(answer.headers.get('ratelimit-policy')).toBe('"cost";q=100000;w=60');
+      expect(answer.headers.get('ratelimit')).toMatch(/^"cost";r=\d+;t=\d+$/);
+      expect(MARKDOWN).toContain('RateLimit-Policy: "cost";q=100000;w=60');
+    }
+    expect((await cli.run(...argv(commands[2]!))).code).toBe(0);
+    const removed = await postGraphQL(api.server.internalUrl!, token, { documentId: `sha256:${hash}`, variables: { workspaceId: ws.workspaceId } });
+    expect(removed.status).toBe(404);
+    expect(removed.body.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
   });
 });

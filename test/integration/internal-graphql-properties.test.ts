@@ -71,7 +71,8 @@ describeOnEachDatabase('documents generated from the served schema, with a restr
     db = await openTestDatabase(target);
     alpha = await seedWorkspace(db, contractFixture('Alpha', 8));
     bravo = await seedWorkspace(db, contractFixture('Bravo', 8));
-    api = await startTestApi(db);
+    // The generated documents are judged by their answers, not by a budget: 200 of them can cost more than a minute's.
+    api = await startTestApi(db, { INTERNAL_COST_PER_MINUTE: '1000000000' });
     restrictedToken = (await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', 'generated', '--workspaces', alpha.workspaceId)).token;
     const rows = await db.query<{ value: string }>(
       `SELECT id AS value FROM workspaces WHERE id = $1

@@ -71,6 +71,8 @@ describeOnEachDatabase('named internal tokens on %s', (target) => {
       name: 'support',
       last4: token!.slice(-4),
       workspaces: [a.workspaceId, b.workspaceId],
+      documents: 'any',
+      costPerMinute: null,
       createdAt: expect.stringMatching(/Z$/),
       state: 'active',
     });

@@ -12,14 +12,33 @@ export interface TestApi {
   url: string;
   /** Sends a request and checks the response against the OpenAPI document. */
   call(path: string, options?: RawRequestOptions & { key?: string }): Promise<CapturedResponse & { text: string }>;
-  /** A query to the internal GraphQL endpoint. */
-  graphql(query: string, variables?: Record<string, unknown>, token?: string): Promise<{ status: number; body: GraphQLResponse }>;
+  /**
+   * A query to the internal GraphQL endpoint. The budget's `extensions.cost`, whose numbers change
+   * with every request, comes apart from the body, as `cost`.
+   */
+  graphql(query: string, variables?: Record<string, unknown>, token?: string): Promise<{ status: number; body: GraphQLResponse; cost: CostExtension | undefined }>;
   close(): Promise<void>;
 }
 
 export interface GraphQLResponse {
   data?: Record<string, unknown> | null;
   errors?: Array<{ message: string; extensions?: { code?: string } }>;
+  extensions?: Record<string, unknown>;
+}
+
+/** `extensions.cost` of an internal answer (docs/internal-graphql.md, Cost budgets). */
+export interface CostExtension {
+  estimate: number;
+  budget: number;
+  remaining: number;
+  resetSeconds: number;
+}
+
+/** An internal answer's body with `extensions.cost` taken out (and `extensions` with it when nothing else is in it). */
+export function withoutCost(body: GraphQLResponse): { body: GraphQLResponse; cost: CostExtension | undefined } {
+  const { cost, ...extensions } = (body.extensions ?? {}) as { cost?: CostExtension };
+  const { extensions: _extensions, ...rest } = body;
+  return { body: Object.keys(extensions).length > 0 ? { ...rest, extensions } : rest, cost };
 }
 
 export const INTERNAL_TOKEN = 'internal-test-token-0123456789';
@@ -66,7 +85,7 @@ export async function startTestApi(
         headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
         body: JSON.stringify({ query, variables }),
       });
-      return { status: response.status, body: (await response.json()) as GraphQLResponse };
+      return { status: response.status, ...withoutCost((await response.json()) as GraphQLResponse) };
     },
     close: () => server.close(),
   };

@@ -1,7 +1,24 @@
+import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { createInternalToken, listInternalTokens, parseWorkspaceList, revokeInternalToken } from '../../auth/internal-token-store.ts';
+import { addDocuments, listDocuments, removeDocuments } from '../../auth/internal-document-store.ts';
+import {
+  createInternalToken,
+  listInternalTokens,
+  parseCostPerMinute,
+  parseDocumentMode,
+  parseWorkspaceList,
+  revokeInternalToken,
+  updateInternalToken,
+  type DocumentMode,
+} from '../../auth/internal-token-store.ts';
+import { documentsFromFile, hashOfDocumentId } from '../../auth/trusted-documents.ts';
 import { InputError } from '../../input-error.ts';
 import { jsonOption, nonEmpty, type CliContext, type Output } from '../context.ts';
+
+const DOCUMENTS_HELP = 'which documents it may run: any, log (any, logging those not registered) or trusted (registered ones only)';
+const COST_HELP = 'its budget of cost points per minute (default: INTERNAL_COST_PER_MINUTE)';
+
+const budgetText = (costPerMinute: number | null) => (costPerMinute === null ? 'the default budget' : `${costPerMinute} cost points per minute`);
 
 export function registerInternalTokenCommands(program: Command, ctx: CliContext): void {
   const token = program.command('internal-token').description('named tokens of the internal GraphQL listener');
@@ -10,11 +27,28 @@ export function registerInternalTokenCommands(program: Command, ctx: CliContext)
     .description('create a named internal token, optionally restricted to workspaces (the token is shown only now)')
     .requiredOption('--name <name>', 'a unique name; the audit trail records it with every request', nonEmpty('--name'))
     .option('--workspaces <ids>', 'comma-separated workspace ids the token may read (default: every workspace)', parseWorkspaceList)
+    .option('--documents <mode>', `${DOCUMENTS_HELP} (default: any)`, parseDocumentMode)
+    .option('--cost-per-minute <points>', COST_HELP, parseCostPerMinute)
     .addOption(jsonOption())
-    .action(async (options: Output & { name: string; workspaces?: string[] }) => {
-      const issued = await createInternalToken(await ctx.database(), { name: options.name, workspaces: options.workspaces });
+    .action(async (options: Output & { name: string; workspaces?: string[]; documents?: DocumentMode; costPerMinute?: number | null }) => {
+      const issued = await createInternalToken(await ctx.database(), options);
       const scope = issued.workspaces ? `workspaces ${issued.workspaces.join(', ')}` : 'every workspace';
-      ctx.print(options, issued, `Internal token ${issued.id} "${issued.name}" (${scope}):\n${issued.token}\nIt is shown only now.`);
+      ctx.print(
+        options,
+        issued,
+        `Internal token ${issued.id} "${issued.name}" (${scope}; documents: ${issued.documents}; ${budgetText(issued.costPerMinute)}):\n${issued.token}\nIt is shown only now.`,
+      );
+    });
+  token
+    .command('update')
+    .description('change the document mode or the budget of an active token, from its next request on')
+    .requiredOption('--name <name>', 'name of an active token', nonEmpty('--name'))
+    .option('--documents <mode>', DOCUMENTS_HELP, parseDocumentMode)
+    .option('--cost-per-minute <points>', `${COST_HELP}; "default" returns to it`, parseCostPerMinute)
+    .addOption(jsonOption())
+    .action(async (options: Output & { name: string; documents?: DocumentMode; costPerMinute?: number | null }) => {
+      const updated = await updateInternalToken(await ctx.database(), options.name, options);
+      ctx.print(options, updated, `Internal token ${updated.id} "${updated.name}": documents ${updated.documents}, ${budgetText(updated.costPerMinute)}`);
     });
   token
     .command('list')
@@ -22,7 +56,10 @@ export function registerInternalTokenCommands(program: Command, ctx: CliContext)
     .addOption(jsonOption())
     .action(async (options: Output) => {
       const tokens = await listInternalTokens(await ctx.database());
-      const lines = tokens.map((t) => `${t.id}  ${t.state.padEnd(7)}  …${t.last4}  ${t.name}  ${t.workspaces ? t.workspaces.join(',') : 'every workspace'}  created ${t.createdAt}`);
+      const lines = tokens.map(
+        (t) =>
+          `${t.id}  ${t.state.padEnd(7)}  …${t.last4}  ${t.name}  ${t.workspaces ? t.workspaces.join(',') : 'every workspace'}  documents ${t.documents}  ${t.costPerMinute ?? 'default'} cost/min  created ${t.createdAt}`,
+      );
       ctx.print(options, tokens, lines.join('\n') || 'No internal tokens');
     });
   token
@@ -35,5 +72,60 @@ export function registerInternalTokenCommands(program: Command, ctx: CliContext)
       if ((options.id === undefined) === (options.name === undefined)) throw new InputError('Give either --id or --name');
       const revoked = await revokeInternalToken(await ctx.database(), options.id !== undefined ? { id: options.id } : { name: options.name! });
       ctx.print(options, revoked, `Internal token ${revoked.id} "${revoked.name}" revoked`);
+    });
+  registerDocumentCommands(token, ctx);
+}
+
+function registerDocumentCommands(token: Command, ctx: CliContext): void {
+  const documents = token.command('documents').description("the documents registered for a token (its trusted documents)");
+  documents
+    .command('add')
+    .description("register the documents of a file: GraphQL Code Generator's persisted-documents.json, Apollo's persisted query manifest, or GraphQL operations")
+    .requiredOption('--name <name>', 'name of an active token', nonEmpty('--name'))
+    .requiredOption('--file <path>', 'the file (.json for a manifest)', nonEmpty('--file'))
+    .addOption(jsonOption())
+    .action(async (options: Output & { name: string; file: string }) => {
+      let text: string;
+      try {
+        text = await readFile(options.file, 'utf8');
+      } catch (error) {
+        throw new InputError(`Cannot read ${options.file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      }
+      const found = documentsFromFile(text, options.file);
+      const counts = await addDocuments(await ctx.database(), options.name, found);
+      const ids = found.map((document) => ({ id: `sha256:${document.hash}`, operationNames: document.operationNames }));
+      const lines = ids.map((document) => `${document.id}  ${document.operationNames.join(', ')}`);
+      ctx.print(
+        options,
+        { ...counts, documents: ids },
+        `${counts.added} document(s) registered for "${options.name}", ${counts.alreadyRegistered} already were:\n${lines.join('\n')}`,
+      );
+    });
+  documents
+    .command('list')
+    .description('list the documents registered for a token')
+    .requiredOption('--name <name>', 'name of an active token', nonEmpty('--name'))
+    .addOption(jsonOption())
+    .action(async (options: Output & { name: string }) => {
+      const registered = await listDocuments(await ctx.database(), options.name);
+      const lines = registered.map((document) => `${document.id}  ${document.operationNames.join(', ')}  added ${document.addedAt}`);
+      ctx.print(options, registered, lines.join('\n') || `No documents registered for "${options.name}"`);
+    });
+  documents
+    .command('remove')
+    .description('remove documents of a token by id, or all of them; they are refused from the next request on')
+    .requiredOption('--name <name>', 'name of an active token', nonEmpty('--name'))
+    .option('--id <ids...>', 'document ids (sha256:<hex>) as list shows them')
+    .option('--all', 'every document of the token')
+    .addOption(jsonOption())
+    .action(async (options: Output & { name: string; id?: string[]; all?: boolean }) => {
+      if ((options.id === undefined) === (options.all === undefined)) throw new InputError('Give either --id or --all');
+      const hashes = (options.id ?? []).map((id) => {
+        const hash = hashOfDocumentId(id);
+        if (hash === null) throw new InputError(`"${id}" is not a document id (sha256:<64 hex characters>)`);
+        return hash;
+      });
+      const result = await removeDocuments(await ctx.database(), options.name, options.all ? 'all' : { hashes });
+      ctx.print(options, result, `${result.removed} document(s) removed from "${options.name}"`);
     });
 }

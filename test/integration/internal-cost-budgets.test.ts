@@ -1,0 +1,176 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Database } from '../../src/db/database.ts';
+import { cliOn } from '../support/cli.ts';
+import { openTestDatabase } from '../support/databases.ts';
+import { metricValue, postGraphQL, type InternalAnswer } from '../support/internal-graphql.ts';
+import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
+import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
+import { REDIS_SERVER, ThrowawayRedis } from '../support/throwaway-redis.ts';
+import { DATABASE_TARGETS, LIMITER_STORES, describeOnEachStore, describeWhere, type DatabaseTarget, type LimiterStore } from '../support/variants.ts';
+
+const NAME = 'query Name($id: ID!) { workspace(id: $id) { name } }';
+const PAGE = 'query Page($id: ID!) { workspace(id: $id) { bookingsConnection(first: 10) { nodes { id status } } } }';
+
+const storeEnv = (store: LimiterStore) => ({ RATE_LIMIT_STORE: store, ...(store === 'redis' ? { REDIS_URL: process.env.REDIS_URL! } : {}) });
+
+/** The budget an answer reports, by its headers and its `extensions.cost`, which must agree. */
+function budgetOf(answer: InternalAnswer) {
+  const policy = /^"cost";q=(\d+);w=60$/.exec(answer.headers.get('ratelimit-policy') ?? '');
+  const state = /^"cost";r=(\d+);t=(\d+)$/.exec(answer.headers.get('ratelimit') ?? '');
+  expect(policy, `RateLimit-Policy of ${JSON.stringify(answer.body)}`).not.toBeNull();
+  expect(state, `RateLimit of ${JSON.stringify(answer.body)}`).not.toBeNull();
+  expect(answer.cost).toEqual({ estimate: expect.any(Number), budget: Number(policy![1]), remaining: Number(state![1]), resetSeconds: Number(state![2]) });
+  expect(answer.cost!.resetSeconds).toBeLessThanOrEqual(60);
+  return answer.cost!;
+}
+
+/**
+ * Every store on the embedded database; on a real PostgreSQL the store that lives in it (the other
+ * stores keep nothing there, and the public limit's tests run them on both).
+ */
+const SINGLE_INSTANCE: Array<[DatabaseTarget, readonly LimiterStore[]]> = [
+  ['embedded', LIMITER_STORES],
+  ['postgres', ['postgres']],
+];
+
+for (const [onTarget, stores] of SINGLE_INSTANCE) describeOnEachStore([onTarget], stores, 'cost budgets of internal tokens on %s with the %s store', (target, store) => {
+  let db: Database;
+  let api: TestApi;
+  let ws: SeededWorkspace;
+  const create = async (name: string, ...options: string[]) =>
+    (await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', `${name}-${store}`, ...options)).token;
+  const ask = (token: string, query: string, server: TestApi = api) => postGraphQL(server.server.internalUrl!, token, { query, variables: { id: ws.workspaceId } });
+
+  beforeAll(async () => {
+    db = await openTestDatabase(target);
+    ws = await seedWorkspace(db, contractFixture(`Budget ${store}`, 12));
+    api = await startTestApi(db, storeEnv(store));
+  });
+  afterAll(async () => {
+    await api?.close();
+    await db?.close();
+  });
+
+  it('every answer carries the estimate, the budget and what is left, in extensions.cost and the RateLimit headers; a refused document spends nothing', async () => {
+    const token = await create('reporting');
+    const first = await ask(token, PAGE);
+    expect(first.status).toBe(200);
+    const spent = budgetOf(first);
+    expect(spent).toMatchObject({ budget: 100_000, remaining: 100_000 - spent.estimate });
+    expect(spent.estimate).toBeGreaterThan(10);
+
+    const invalid = await ask(token, '{ workspace(id: "x") { nope } }');
+    expect(invalid.status).toBe(400);
+    expect(budgetOf(invalid)).toMatchObject({ estimate: 0, remaining: spent.remaining });
+    const second = await ask(token, NAME);
+    expect(budgetOf(second)).toMatchObject({ remaining: spent.remaining - second.cost!.estimate });
+    // The bootstrap token has a budget of its own, the default.
+    expect(budgetOf(await ask(INTERNAL_TOKEN, NAME))).toMatchObject({ budget: 100_000 });
+  });
+
+  it('a spent budget is refused with 429 RATE_LIMITED and Retry-After, spending nothing; a query that still fits runs; a raised budget applies at once', async () => {
+    const page = budgetOf(await ask(await create('probe'), PAGE)).estimate;
+    const name = budgetOf(await ask(await create('probe-name'), NAME)).estimate;
+    const budget = 3 * page + name;
+    const token = await create('dashboard', '--cost-per-minute', String(budget));
+    const rejectionsBefore = await metricValue(api.server.internalUrl!, 'rate_limit_rejections_total', { limiter: 'internal_cost' });
+    for (let i = 1; i <= 3; i += 1) expect(budgetOf(await ask(token, PAGE))).toMatchObject({ estimate: page, budget, remaining: budget - i * page });
+
+    const refused = await ask(token, PAGE);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({ errors: [{ message: expect.stringContaining('retry after'), extensions: { code: 'RATE_LIMITED' } }] });
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(budgetOf(refused)).toMatchObject({ estimate: 0, remaining: name });
+    expect(await metricValue(api.server.internalUrl!, 'rate_limit_rejections_total', { limiter: 'internal_cost' })).toBe(rejectionsBefore + 1);
+
+    expect(budgetOf(await ask(token, NAME))).toMatchObject({ estimate: name, remaining: 0 });
+    expect((await ask(token, NAME)).status).toBe(429);
+
+    await cliOn(db).json('internal-token', 'update', '--name', `dashboard-${store}`, '--cost-per-minute', String(budget + page));
+    const raised = await ask(token, PAGE);
+    expect(raised.status).toBe(200);
+    expect(budgetOf(raised)).toMatchObject({ budget: budget + page, remaining: 0 });
+  });
+
+  it('a query that costs more than the whole budget is refused with 400 invalid_request, not asked to wait', async () => {
+    const token = await create('tiny', '--cost-per-minute', '5');
+    const answer = await ask(token, PAGE);
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors).toEqual([{ message: expect.stringMatching(/exceeds this token's whole budget of 5 per minute/), extensions: { code: 'invalid_request' } }]);
+    expect(answer.headers.get('retry-after')).toBeNull();
+    expect(budgetOf(answer)).toMatchObject({ budget: 5, remaining: 5 });
+  });
+});
+
+describeOnEachStore(DATABASE_TARGETS, ['postgres', 'redis'], 'two instances on %s sharing the %s rate-limit store', (target, store) => {
+  let db: Database;
+  let one: TestApi;
+  let two: TestApi;
+  let ws: SeededWorkspace;
+
+  beforeAll(async () => {
+    db = await openTestDatabase(target);
+    ws = await seedWorkspace(db, contractFixture(`Shared budget ${store}`, 4));
+    [one, two] = await Promise.all([startTestApi(db, storeEnv(store)), startTestApi(db, storeEnv(store))]);
+  });
+  afterAll(async () => {
+    await one?.close();
+    await two?.close();
+    await db?.close();
+  });
+
+  it('a budget spent on one instance is spent on the other: both refuse it, and both report what is left', async () => {
+    const ask = (server: TestApi, token: string) => postGraphQL(server.server.internalUrl!, token, { query: PAGE, variables: { id: ws.workspaceId } });
+    const probe = await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', `probe-${store}`);
+    const cost = (await ask(one, probe.token)).cost!.estimate;
+    const { token } = await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', `shared-${store}`, '--cost-per-minute', String(2 * cost));
+    expect(budgetOf(await ask(one, token))).toMatchObject({ remaining: cost });
+    expect(budgetOf(await ask(two, token))).toMatchObject({ remaining: 0 });
+    for (const server of [one, two]) {
+      const refused = await ask(server, token);
+      expect(refused.status).toBe(429);
+      expect(refused.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+      expect(budgetOf(refused)).toMatchObject({ remaining: 0 });
+    }
+  });
+});
+
+describeWhere(REDIS_SERVER ? null : 'redis-server not installed', 'cost budgets while the Redis store is unreachable', () => {
+  let db: Database;
+  let redis: ThrowawayRedis;
+  let api: TestApi;
+  let ws: SeededWorkspace;
+
+  beforeAll(async () => {
+    db = await openTestDatabase('embedded');
+    ws = await seedWorkspace(db, contractFixture('Redis outage', 4));
+    redis = await ThrowawayRedis.start();
+    api = await startTestApi(db, { RATE_LIMIT_STORE: 'redis', REDIS_URL: redis.url });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await redis?.kill();
+    await db?.close();
+  });
+
+  it('each instance goes on limiting on its own, as the public limit does (the insurance limiter): no answer fails for it', async () => {
+    const ask = (token: string) => postGraphQL(api.server.internalUrl!, token, { query: PAGE, variables: { id: ws.workspaceId } });
+    const probe = await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', 'probe');
+    const cost = (await ask(probe.token)).cost!.estimate;
+    const { token } = await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', 'outage', '--cost-per-minute', String(2 * cost));
+    expect(budgetOf(await ask(token))).toMatchObject({ remaining: cost });
+    await redis.kill();
+    // Counted afresh in this process's memory: at most one more budget per instance until Redis answers again.
+    expect(budgetOf(await ask(token))).toMatchObject({ remaining: cost });
+    expect(budgetOf(await ask(token))).toMatchObject({ remaining: 0 });
+    const refused = await ask(token);
+    expect(refused.status).toBe(429);
+    expect(refused.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+    // The public per-key limit, in the same store, goes on the same way.
+    const courses = await api.call('/api/public/v1/courses', { key: ws.fullKey });
+    expect(courses.status).toBe(200);
+    expect(courses.headers.ratelimit).toMatch(/^"default";r=119;t=\d+$/);
+  });
+});
