@@ -174,7 +174,7 @@ describe('docs/adding-a-resource.md, followed on a scratch copy', () => {
     const own = await graphql('query($id: ID!) { venue(id: $id) { name } }', { id: imported.ids.v1 }, restricted.token);
     expect(own.data).toEqual({ venue: { name: 'Main hall' } });
     const other = await graphql('query($venue: ID!, $workspace: ID!) { venue(id: $venue) { name } workspace(id: $workspace) { id } }', { venue: many.ids.v0, workspace: many.workspaceId }, restricted.token);
-    expect(other).toEqual({ data: { venue: null, workspace: null } });
+    expect(other.data).toEqual({ venue: null, workspace: null });
     const unrestricted = await graphql('query($venue: ID!) { venue(id: $venue) { name } }', { venue: many.ids.v0 });
     expect(unrestricted.data).toEqual({ venue: { name: 'Venue 0' } });
   }, 600_000);
