@@ -44,8 +44,8 @@ CREATE INDEX webhook_events_participant_kept ON webhook_events (created_at) WHER
 
 -- What the public representation shows of a booking and of its participant (the fields of the
 -- fixed operations' `PublicBooking` fragment, timestamps to the millisecond): a change elsewhere
--- is no change to a receiver. test/integration/webhooks-booking-updated.test.ts checks these
--- columns against the resource registry.
+-- is no change to a receiver. test/unit/booking-updated-columns.test.ts checks these columns
+-- against the resource registry and the fragment.
 CREATE FUNCTION booking_changed_visibly(o bookings, n bookings) RETURNS boolean
   LANGUAGE sql STABLE
   AS $$
