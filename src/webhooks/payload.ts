@@ -35,11 +35,11 @@ export async function buildPayload(
 }
 
 /**
- * docs/contract-rules.md, `webhooks.updated`: `data.booking` as the booking was at the commit of
- * the transaction that changed it, `data.previous` the fields that differ from before it, each
- * with its value then (`participant: null`: it had none). Both are built by the same operation
- * from the rows the event kept, read as the loaders read the tables; what an endpoint without
- * participant data sees holds no participant, before or after.
+ * The booking as it was at the commit of the transaction that changed it, and in `previous` the
+ * fields that differ from before it, each with its value then (`participant: null`: it had none)
+ * (docs/contract-rules.md, webhooks.updated). Both are built by the same operation from the rows
+ * the event kept, read as the loaders read the tables; what an endpoint without participant data
+ * sees holds no participant, before or after.
  */
 export async function buildUpdatedPayload(
   runtime: OperationRuntime,

@@ -58,7 +58,9 @@ CREATE FUNCTION participant_changed_visibly(o participants, n participants) RETU
   AS $$ SELECT (o.name, o.email) IS DISTINCT FROM (n.name, n.email) $$;
 
 -- booking.created goes to the endpoints subscribed to it; otherwise as the replica-role migration
--- wrote it (the event's transaction_id is its default, the recording transaction).
+-- wrote it (the event's transaction_id is its default, the recording transaction). Where a
+-- booking.updated of the booking was opened first in this transaction (its participant's trigger
+-- fired before the booking's, in one statement), that event becomes the booking.created.
 CREATE OR REPLACE FUNCTION record_bookings_created_of(p_workspace_ids text[], p_booking_ids text[]) RETURNS void
   LANGUAGE plpgsql
   AS $$
@@ -68,6 +70,8 @@ BEGIN
   WITH events AS (
     INSERT INTO webhook_events (workspace_id, type, booking_id)
     SELECT workspace_id, 'booking.created', id FROM unnest(p_workspace_ids, p_booking_ids) AS new_bookings (workspace_id, id)
+    ON CONFLICT (booking_id, transaction_id) DO UPDATE
+      SET type = 'booking.created', closing = false, with_participant = false, booking_before = NULL, participant_before = NULL
     RETURNING id, workspace_id
   ), deliveries AS (
     INSERT INTO webhook_deliveries (event_id, endpoint_id, state, next_attempt_at, finished_at)
