@@ -121,8 +121,9 @@ BEGIN
 END
 $$;
 
--- Once per statement, over all its rows; a workspace without a subscribed endpoint costs this one
--- statement and nothing more.
+-- Once per statement, over all its rows; a booking that has its event in this transaction already
+-- (its booking.created, or an earlier change), or a workspace without a subscribed endpoint, costs
+-- this one statement and nothing more.
 CREATE FUNCTION record_bookings_updated() RETURNS trigger
   LANGUAGE plpgsql
   AS $$
@@ -130,6 +131,7 @@ BEGIN
   PERFORM record_bookings_updated_of('bookings', array_agg(n.id), array_agg(to_jsonb(o)))
      FROM old_rows o JOIN new_rows n ON n.id = o.id
     WHERE booking_changed_visibly(o, n)
+      AND NOT EXISTS (SELECT 1 FROM webhook_events ev WHERE ev.booking_id = n.id AND ev.transaction_id = txid_current())
       AND EXISTS (SELECT 1 FROM webhook_endpoints e
                    WHERE e.workspace_id = n.workspace_id AND e.removed_at IS NULL AND 'booking.updated' = ANY (e.event_types))
    HAVING count(*) > 0;
@@ -146,7 +148,8 @@ BEGIN
   IF TG_OP = 'INSERT' THEN
     PERFORM record_bookings_updated_of('participants', array_agg(n.booking_id), array_agg(NULL::jsonb))
        FROM new_rows n JOIN bookings b ON b.id = n.booking_id
-      WHERE EXISTS (SELECT 1 FROM webhook_endpoints e
+      WHERE NOT EXISTS (SELECT 1 FROM webhook_events ev WHERE ev.booking_id = b.id AND ev.transaction_id = txid_current())
+        AND EXISTS (SELECT 1 FROM webhook_endpoints e
                      WHERE e.workspace_id = b.workspace_id AND e.removed_at IS NULL AND e.participants AND 'booking.updated' = ANY (e.event_types))
      HAVING count(*) > 0;
   ELSIF TG_OP = 'UPDATE' THEN
@@ -154,13 +157,15 @@ BEGIN
        FROM old_rows o FULL JOIN new_rows n ON n.booking_id = o.booking_id
        JOIN bookings b ON b.id = coalesce(n.booking_id, o.booking_id)
       WHERE participant_changed_visibly(o, n)
+        AND NOT EXISTS (SELECT 1 FROM webhook_events ev WHERE ev.booking_id = b.id AND ev.transaction_id = txid_current())
         AND EXISTS (SELECT 1 FROM webhook_endpoints e
                      WHERE e.workspace_id = b.workspace_id AND e.removed_at IS NULL AND e.participants AND 'booking.updated' = ANY (e.event_types))
      HAVING count(*) > 0;
   ELSE
     PERFORM record_bookings_updated_of('participants', array_agg(o.booking_id), array_agg(to_jsonb(o)))
        FROM old_rows o JOIN bookings b ON b.id = o.booking_id
-      WHERE EXISTS (SELECT 1 FROM webhook_endpoints e
+      WHERE NOT EXISTS (SELECT 1 FROM webhook_events ev WHERE ev.booking_id = b.id AND ev.transaction_id = txid_current())
+        AND EXISTS (SELECT 1 FROM webhook_endpoints e
                      WHERE e.workspace_id = b.workspace_id AND e.removed_at IS NULL AND e.participants AND 'booking.updated' = ANY (e.event_types))
      HAVING count(*) > 0;
   END IF;
