@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { components } from '../../src/contract/public-v1-types.ts';
 import type { Database } from '../../src/db/database.ts';
 import { newId } from '../../src/db/ids.ts';
+import { migrate } from '../../src/db/migrate.ts';
 import { cliOn } from '../support/cli.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
@@ -238,6 +239,31 @@ describeOnEachDatabase('booking.updated webhooks on %s', (target) => {
     await updates(bookingId, [personal]);
     expect((await sql.query('SELECT 1 FROM participants WHERE booking_id = $1', [bookingId])).rowCount).toBe(0);
     expect(updatesOf(personal, bookingId).map((event) => event.data)).toEqual([{ booking: await rest(bookingId, true), previous: { participant: was } }]);
+  });
+
+  it('webhooks.guarantee: a restore\'s ALTER TABLE … ENABLE TRIGGER ALL makes the triggers ordinary; migrate gives them their roles back, and a replica-role change gives its event again', async () => {
+    const roles = async () =>
+      (
+        await sql.query<{ name: string; enabled: string }>(
+          `SELECT tgname AS name, tgenabled AS enabled FROM pg_trigger
+            WHERE tgrelid IN ('participants'::regclass, 'webhook_events'::regclass) AND NOT tgisinternal ORDER BY tgname`,
+        )
+      ).rows;
+    const before = await roles();
+    expect(before.filter((row) => row.enabled !== 'O')).toEqual([
+      { name: 'participants_data_version_in_replica', enabled: 'R' },
+      { name: 'participants_data_version_truncate', enabled: 'A' },
+      { name: 'participants_record_changed_in_replica', enabled: 'R' },
+      { name: 'webhook_events_close_at_commit', enabled: 'A' },
+    ]);
+    await write([['ALTER TABLE participants ENABLE TRIGGER ALL'], ['ALTER TABLE webhook_events ENABLE TRIGGER ALL']]);
+    expect((await roles()).every((row) => row.enabled === 'O')).toBe(true);
+    await migrate(db);
+    expect(await roles()).toEqual(before);
+    const bookingId = id('b11');
+    await write([["UPDATE participants SET email = 'after-restore@example.com' WHERE booking_id = $1", [bookingId]]], 'replica');
+    await updates(bookingId, [personal]);
+    expect(updatesOf(personal, bookingId).map((event) => event.data.booking.participant?.email)).toEqual(['after-restore@example.com']);
   });
 
   it('webhooks.updated: a booking created and changed in one transaction gets booking.created alone, with the state at commit', async () => {
