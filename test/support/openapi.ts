@@ -9,11 +9,12 @@ export const spec = parse(readFileSync(new URL('../../openapi/public-v1.yaml', i
 // ajv-formats is CommonJS: its function is the module itself or its `default`, by loader.
 const addFormats = ((ajvFormats as unknown as { default?: unknown }).default ?? ajvFormats) as (ajv: unknown) => void;
 
-let backend: OpenAPIBackend | null = null;
+let backend: Promise<OpenAPIBackend> | null = null;
 
-async function api(): Promise<OpenAPIBackend> {
-  if (!backend) {
-    backend = new OpenAPIBackend({
+/** The document's validator, made once per process; callers at the same moment share its making. */
+function api(): Promise<OpenAPIBackend> {
+  backend ??= (async () => {
+    const made = new OpenAPIBackend({
       definition: withWebhookPath(structuredClone(spec)),
       quick: true,
       strict: true,
@@ -23,8 +24,9 @@ async function api(): Promise<OpenAPIBackend> {
         return ajv;
       },
     });
-    await backend.init();
-  }
+    await made.init();
+    return made;
+  })();
   return backend;
 }
 

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { expectWebhookMatchesSpec } from './openapi.ts';
+import { deliveryChecks, deliveryProblems } from './webhook-problems.ts';
 import { verifyDelivery } from './webhooks.ts';
 
 export interface ReceivedDelivery {
@@ -46,10 +47,10 @@ export interface WebhookReceiver {
   connections: number;
   answer: (delivery: ReceivedDelivery) => Answer;
   /**
-   * Once given (`checkWith`), the receiver checks every delivery as a careful receiver does: it
-   * verifies the signature with the `standardwebhooks` library against these secrets (answering
-   * 400 when none verifies) and validates the body and headers against the OpenAPI document's
-   * webhook of its type. What fails is listed in `problems`.
+   * Every delivery's body and headers are validated against the OpenAPI document's webhook of its
+   * type. Once given (`checkWith`), the receiver also verifies the signature with the
+   * `standardwebhooks` library against these secrets, as a careful receiver does, and answers 400
+   * when none verifies. What fails is listed in `problems` (and checked after every test file).
    */
   checkWith(secrets: string[]): void;
   problems: string[];
@@ -144,11 +145,13 @@ export async function startReceiver(
         answeredAt: null,
       };
       receiver.received.push(delivery);
+      const problem = (text: string) => {
+        receiver.problems.push(`${id}: ${text}`);
+        deliveryProblems.push(`${receiver.url} ${id}: ${text}`);
+      };
       const forged = secrets.length > 0 && !verifies(secrets, delivery);
-      if (forged) receiver.problems.push(`${id}: no signature verifies with the standardwebhooks library`);
-      if (secrets.length > 0) {
-        expectWebhookMatchesSpec(delivery.headers, delivery.body).catch((error: unknown) => receiver.problems.push(`${id}: ${(error as Error).message}`));
-      }
+      if (forged) problem('no signature verifies with the standardwebhooks library');
+      deliveryChecks.push(expectWebhookMatchesSpec(delivery.headers, delivery.body).catch((error: unknown) => problem((error as Error).message)));
       const reply = forged ? { status: 400 } : receiver.answer(delivery);
       const finish = () => {
         inFlight.set(id, (inFlight.get(id) ?? 1) - 1);
