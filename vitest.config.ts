@@ -32,6 +32,7 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
           exclude: MOCKS_MODULES,
           globalSetup: ['test/support/migrated-database.ts'],
+          setupFiles: ['test/support/webhook-deliveries-match-the-document.ts'],
           isolate: false,
         },
       },

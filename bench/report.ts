@@ -5,6 +5,8 @@ import { CONNECTIONS, DURATION, WARMUP, median, type Generator, type LoadResult 
 import { LABEL, type ServerName } from './servers.ts';
 import { KEY_CACHE_TTL_MS, MISSES, type MissResult } from './single-requests.ts';
 import type { WriteVariant } from './write-cost.ts';
+import { webhookLatencySection, webhookLatencyTargets } from './report-webhooks.ts';
+import type { WebhookLatencyResults } from './webhook-latency.ts';
 import { nodeVersionsSection } from './report-node-versions.ts';
 import { settingsSection, type SettingsResults } from './report-settings.ts';
 import { gapSection } from './report-gap.ts';
@@ -45,6 +47,7 @@ export interface BenchResults {
   lRows: LoadRow[];
   rssAtL: Partial<Record<ServerName, number>>;
   writes: WriteVariant[];
+  webhooks: WebhookLatencyResults;
   /** The median of `firstAnswers`. */
   firstAnswerMs: number;
   firstAnswers: number[];
@@ -85,6 +88,7 @@ function targets(results: BenchResults): string[][] {
     ['facade peak RSS under load at S and M < 300 MB', `${round(results.rssAfterM.hits, 0)} MB (cache off ${round(results.rssAfterM.off, 0)} MB)`, verdict((results.rssAfterM.hits ?? 0) < 300 && (results.rssAfterM.off ?? 0) < 300)],
     ['facade peak RSS at L < 300 MB', `${round(results.rssAtL.hits, 0)} MB (cache off ${round(results.rssAtL.off, 0)} MB)`, verdict((results.rssAtL.hits ?? 0) < 300 && (results.rssAtL.off ?? 0) < 300)],
     ['writes: 1,000 bookings by 10 writers with the data-version triggers ≤ 1.25 × without', results.writes.map((variant, i) => `${variant.name}: ${round(writeRatios[i], 2)}×`).join('; '), verdict(writeRatios.every((value) => value <= 1.25))],
+    ...webhookLatencyTargets(results.webhooks),
     ['a newcomer\'s `npm start` on an empty data directory answers its first 200 within 3 s', `${round(results.firstAnswerMs / 1000, 2)} s (median of ${results.firstAnswers.map((ms) => round(ms / 1000, 2)).join(', ')})`, verdict(results.firstAnswerMs <= 3000)],
   );
   return rows;
@@ -203,6 +207,8 @@ export function renderReport(results: BenchResults, other?: BenchResults): strin
         `**${round(median(variant.withTriggers) / median(variant.withoutTriggers), 2)}×**`,
       ]),
     ),
+    '',
+    ...webhookLatencySection(results.webhooks),
     '',
     ...settingsSection(results.settings),
     '',

@@ -2,7 +2,8 @@
  * `npm run bench`: seeds S, M and L, measures the facade (cache hits, misses, builds) against the
  * reference servers and the baseline (bench/servers.ts) under load (bench/load.ts) and one
  * request at a time (bench/single-requests.ts), what the data-version triggers cost writers
- * (bench/write-cost.ts), and writes this run's docs/benchmarks.md (bench/report.ts).
+ * (bench/write-cost.ts), webhook latency (bench/webhook-latency.ts), and writes this run's
+ * docs/benchmarks.md (bench/report.ts).
  *
  * BENCH_ROUNDS (default 3), BENCH_DURATION_S (default 5) and BENCH_WARMUP_S (default 3) set the
  * load phases. BENCH_RESULTS_OUT writes this run's results as JSON; BENCH_COMPARE names such a file
@@ -22,6 +23,7 @@ import { peakRssMb, rawGet, record, resetPeakRss, startBaseline, startFacade, st
 import { SETTING_PAIRS, variantEnv, type SettingRow } from './settings-cost.ts';
 import { body, firstAnswer, measureMisses, medianMs, statementsOfOne, type MissResult } from './single-requests.ts';
 import { SIZES, type SizeSpec } from './sizes.ts';
+import { measureWebhookLatency } from './webhook-latency.ts';
 import { measureWriteCost } from './write-cost.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -212,6 +214,7 @@ async function main(): Promise<void> {
 
     log('writes');
     const writes = await measureWriteCost(db, ROUNDS);
+    const webhooks = await measureWebhookLatency(log);
     log('first start');
     // A newcomer's start is one event; the median of three keeps one slow moment of the shared machine out.
     const firstAnswers: number[] = [];
@@ -229,6 +232,7 @@ async function main(): Promise<void> {
       lRows,
       rssAtL,
       writes,
+      webhooks,
       firstAnswerMs,
       firstAnswers,
       settings,

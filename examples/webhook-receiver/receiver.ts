@@ -1,6 +1,7 @@
 /**
- * A minimal booking.created receiver: verifies every delivery with the `standardwebhooks` library
- * and handles each event once, however often it is delivered.
+ * A minimal booking webhook receiver: verifies every delivery with the `standardwebhooks` library,
+ * handles each event once, however often it is delivered, and keeps a copy of the workspace's
+ * bookings true from `booking.created` and `booking.updated`.
  *
  *   WEBHOOK_SECRET=whsec_… PORT=8443 TLS_CERT=cert.pem TLS_KEY=key.pem npx tsx examples/webhook-receiver/receiver.ts
  *
@@ -14,17 +15,42 @@ import { pathToFileURL } from 'node:url';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { components } from '../../src/contract/public-v1-types.ts';
 
-/** The delivered event, typed from openapi/public-v1.yaml (its `webhooks.booking.created` body). */
+/** The delivered events, typed from openapi/public-v1.yaml (its `webhooks` section). */
 export type BookingCreatedEvent = components['schemas']['BookingCreatedEvent'];
+export type BookingUpdatedEvent = components['schemas']['BookingUpdatedEvent'];
+export type BookingEvent = BookingCreatedEvent | BookingUpdatedEvent;
+export type Booking = components['schemas']['Booking'];
 
 export interface ReceiverOptions {
   /** The endpoint's signing secret, `whsec_…`, as `webhook add` printed it. */
   secret: string;
   /** Called once per event id; a redelivered event is acknowledged but not handled again. */
-  onEvent(event: BookingCreatedEvent): void | Promise<void>;
+  onEvent(event: BookingEvent): void | Promise<void>;
   tls?: { cert: string; key: string };
-  /** Body size limit; booking.created payloads are well below it. */
+  /** Body size limit; booking payloads are well below it. */
   maxBodyBytes?: number;
+}
+
+/**
+ * A copy of the bookings kept from events. Events arrive in no particular order, and a retried
+ * one after later ones: a booking's state is replaced only by a newer one (a later `updatedAt`,
+ * or at the same `updatedAt` an event recorded later). Test events (`"test": true`) describe no
+ * real booking and are left out.
+ */
+export class BookingCopy {
+  readonly bookings = new Map<string, Booking>();
+  readonly #recordedAt = new Map<string, string>();
+
+  apply(event: BookingEvent): 'kept' | 'older' | 'test' {
+    if (event.test) return 'test';
+    const booking = event.data.booking;
+    const held = this.bookings.get(booking.id);
+    const newer = !held || booking.updatedAt > held.updatedAt || (booking.updatedAt === held.updatedAt && event.createdAt >= this.#recordedAt.get(booking.id)!);
+    if (!newer) return 'older';
+    this.bookings.set(booking.id, booking);
+    this.#recordedAt.set(booking.id, event.createdAt);
+    return 'kept';
+  }
 }
 
 function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
@@ -56,7 +82,7 @@ export function createReceiver(options: ReceiverOptions): Server {
     const body = await readBody(req, options.maxBodyBytes ?? 256 * 1024);
     if (body === null) return void res.writeHead(413).end();
     const header = (name: string) => String(req.headers[name] ?? '');
-    let event: BookingCreatedEvent;
+    let event: BookingEvent;
     try {
       // The service signs in `x-svc-signature` (and sends the same value as `webhook-signature`);
       // the library reads the standard header names, so the contract header is passed under its name.
@@ -64,7 +90,7 @@ export function createReceiver(options: ReceiverOptions): Server {
         'webhook-id': header('webhook-id'),
         'webhook-timestamp': header('webhook-timestamp'),
         'webhook-signature': header('x-svc-signature'),
-      }) as BookingCreatedEvent;
+      }) as BookingEvent;
     } catch (error) {
       if (error instanceof WebhookVerificationError) return void res.writeHead(400).end();
       throw error;
@@ -79,11 +105,18 @@ export function createReceiver(options: ReceiverOptions): Server {
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((error: unknown) => {
       console.error('webhook handling failed:', error);
-      // Any status outside 2xx makes the service try again later.
+      // Any status outside 2xx makes the service try again later (410 would disable the endpoint).
       if (!res.headersSent) res.writeHead(500).end();
     });
   };
   return options.tls ? createHttpsServer(options.tls, listener) : createHttpServer(listener);
+}
+
+/** One line per event: what happened to which booking, and what it changed. */
+function describe(event: BookingEvent, outcome: ReturnType<BookingCopy['apply']>): string {
+  const booking = event.data.booking;
+  const changed = event.type === 'booking.updated' ? Object.keys(event.data.previous) : [];
+  return JSON.stringify({ received: event.type, id: event.id, booking: booking.id, status: booking.status, changed, copy: outcome });
 }
 
 function main(): void {
@@ -94,13 +127,14 @@ function main(): void {
   }
   const { TLS_CERT, TLS_KEY } = process.env;
   const tls = TLS_CERT && TLS_KEY ? { cert: readFileSync(TLS_CERT, 'utf8'), key: readFileSync(TLS_KEY, 'utf8') } : undefined;
+  const copy = new BookingCopy();
   const server = createReceiver({
     secret,
     ...(tls ? { tls } : {}),
-    onEvent: (event) => console.log(JSON.stringify({ received: event.type, id: event.id, booking: event.data.booking.id })),
+    onEvent: (event) => console.log(describe(event, copy.apply(event))),
   });
   const port = Number(process.env.PORT ?? 8443);
-  server.listen(port, () => console.log(`Receiving booking.created on ${tls ? 'https' : 'http'}://localhost:${port}/`));
+  server.listen(port, () => console.log(`Receiving booking.created and booking.updated on ${tls ? 'https' : 'http'}://localhost:${port}/`));
   process.on('SIGTERM', () => server.close());
   process.on('SIGINT', () => server.close());
 }

@@ -260,9 +260,11 @@ export interface webhooks {
         put?: never;
         /**
          * A booking was created
-         * @description Sent over HTTPS to every endpoint of the workspace that was registered (and not removed)
-         *     when the booking was created; every booking insert, by whatever writer, produces exactly
-         *     one event, recorded in the same transaction. A removed endpoint gets no further attempts.
+         * @description Sent over HTTPS to every endpoint of the workspace that subscribes to `booking.created`
+         *     (every endpoint does unless it was registered with other event types) and was registered
+         *     (and not removed) when the booking was created; every booking insert, by whatever writer,
+         *     produces exactly one event, recorded in the same transaction. A removed endpoint gets no
+         *     further attempts.
          *
          *     **Signature** (Standard Webhooks v1): HMAC-SHA256 with the endpoint secret (`whsec_` +
          *     base64 of 32 random bytes; the key is the base64-decoded part) over
@@ -284,12 +286,50 @@ export interface webhooks {
          *     may add manual attempts outside the 8, or send the failed events of an endpoint since a
          *     given time again, each as a new series of up to 8 attempts with its original `webhook-id`.
          *     An endpoint whose every attempt has failed for 5 days (the default) is disabled until an operator
-         *     enables it again. Targets must be `https://`; private, loopback,
+         *     enables it again. An answer `410 Gone` disables the endpoint at once: no further attempt
+         *     of any event is made until an operator enables it again. Targets must be `https://`; private, loopback,
          *     link-local and other non-public addresses are refused when connecting, after DNS
          *     resolution. The request has `Content-Type: application/json` and
          *     `User-Agent: course-booking-webhooks/1`.
+         *
+         *     An operator may send a **test event** (`"test": true`, an example booking whose id starts
+         *     with `bkg_test_`) to check a receiver; it is sent once and never retried.
          */
         post: operations["bookingCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "booking.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A booking changed
+         * @description Sent to the endpoints of the workspace that subscribe to `booking.updated` (an endpoint
+         *     does only when it was registered or changed to; others never see it) when a committed
+         *     transaction changes what the booking looks like in `/bookings`: its `status`, `updatedAt`,
+         *     `courseRunId` (or `source`, `createdAt`), or its participant (added, changed or removed).
+         *     One event per transaction and booking, with `data.booking` as the booking was when the
+         *     transaction committed and `data.previous` holding the values the changed fields had before
+         *     it; several changes in one transaction make one event, a change that leaves the booking
+         *     as it was makes none, and a booking created and changed in one transaction gets
+         *     `booking.created` alone. Every writer counts, as for `booking.created`.
+         *
+         *     Participant data follows the endpoint's registration: an endpoint registered without it
+         *     sees no `participant` in `booking` or `previous`, and gets no event for a change of the
+         *     participant alone.
+         *
+         *     Signature, headers, delivery, attempts, `410 Gone` and test events: as `booking.created`.
+         */
+        post: operations["bookingUpdated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -383,10 +423,52 @@ export interface components {
             type: "booking.created";
             /** @description When the event was recorded (the transaction that inserted the booking). */
             createdAt: components["schemas"]["Timestamp"];
+            test?: components["schemas"]["TestEventFlag"];
             data: {
                 booking: components["schemas"]["Booking"];
             };
         };
+        BookingUpdatedEvent: {
+            /**
+             * @description The event id, equal to the `webhook-id` header.
+             * @example evt_7d0b1f3c5a2e4d6f8091a2b3c4d5e6f7
+             */
+            id: string;
+            /** @constant */
+            type: "booking.updated";
+            /** @description When the event was recorded (the start of the transaction that changed the booking). */
+            createdAt: components["schemas"]["Timestamp"];
+            test?: components["schemas"]["TestEventFlag"];
+            data: {
+                /** @description The booking as it was when the transaction committed. */
+                booking: components["schemas"]["Booking"];
+                previous: components["schemas"]["BookingPrevious"];
+            };
+        };
+        /**
+         * @description The fields the transaction changed, each with its value before the transaction; fields it
+         *     did not change are absent. `participant` is `null` when the booking had no participant
+         *     data before, and appears only for endpoints registered with participant data.
+         */
+        BookingPrevious: {
+            courseRunId?: components["schemas"]["Id"];
+            /** @enum {string} */
+            source?: "admin" | "public_page" | "widget" | "api";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status?: "pending" | "confirmed" | "waitlisted" | "cancelled" | "expired";
+            createdAt?: components["schemas"]["Timestamp"];
+            updatedAt?: components["schemas"]["Timestamp"];
+            participant?: components["schemas"]["Participant"] | null;
+        };
+        /**
+         * @description Present, and `true`, only on a test event an operator sent (`webhook test`): its booking
+         *     is an example whose id starts with `bkg_test_` and exists nowhere. Absent on every real event.
+         * @constant
+         */
+        TestEventFlag: true;
         Health: {
             /** @enum {string} */
             status: "ok" | "ready" | "unavailable";
@@ -760,6 +842,23 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap, two such entries separated by a space (`v1,<new> v1,<previous>`): accept the delivery when any entry verifies.
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        WebhookSvcSignature: string;
+        /**
+         * @description The event id; the same on every attempt. Deduplicate by it.
+         * @example evt_2f1c9a7e5b3d4c8e9f0a1b2c3d4e5f60
+         */
+        WebhookId: string;
+        /**
+         * @description Unix time in seconds of this attempt.
+         * @example 1795344000
+         */
+        WebhookTimestamp: string;
+        /** @description The same value as `x-svc-signature` (one signature, or two space-separated during a secret rotation's overlap). */
+        WebhookSignature: string;
         /**
          * @description An ETag of a previous answer; when it is still current the answer is 304.
          * @example "q0vT3lP2m0b9Xn8Zr1kW7yB5sD4fG6hJ"
@@ -1264,19 +1363,19 @@ export interface operations {
                  * @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap, two such entries separated by a space (`v1,<new> v1,<previous>`): accept the delivery when any entry verifies.
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
-                "x-svc-signature": string;
+                "x-svc-signature": components["parameters"]["WebhookSvcSignature"];
                 /**
                  * @description The event id; the same on every attempt. Deduplicate by it.
                  * @example evt_2f1c9a7e5b3d4c8e9f0a1b2c3d4e5f60
                  */
-                "webhook-id": string;
+                "webhook-id": components["parameters"]["WebhookId"];
                 /**
                  * @description Unix time in seconds of this attempt.
                  * @example 1795344000
                  */
-                "webhook-timestamp": string;
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
                 /** @description The same value as `x-svc-signature` (one signature, or two space-separated during a secret rotation's overlap). */
-                "webhook-signature": string;
+                "webhook-signature": components["parameters"]["WebhookSignature"];
             };
             path?: never;
             cookie?: never;
@@ -1287,7 +1386,47 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx status acknowledges the event; anything else counts as a failed attempt. */
+            /** @description Any 2xx status acknowledges the event; `410` disables the endpoint; anything else counts as a failed attempt. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    bookingUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap, two such entries separated by a space (`v1,<new> v1,<previous>`): accept the delivery when any entry verifies.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "x-svc-signature": components["parameters"]["WebhookSvcSignature"];
+                /**
+                 * @description The event id; the same on every attempt. Deduplicate by it.
+                 * @example evt_2f1c9a7e5b3d4c8e9f0a1b2c3d4e5f60
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Unix time in seconds of this attempt.
+                 * @example 1795344000
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description The same value as `x-svc-signature` (one signature, or two space-separated during a secret rotation's overlap). */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BookingUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx status acknowledges the event; `410` disables the endpoint; anything else counts as a failed attempt. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -13,6 +13,7 @@ export const catalog: Catalog = {
     "1763800800000_internal-tokens",
     "1763800900000_issuer-tags",
     "1763801000000_writes-in-replica-role",
+    "1763801100000_booking-updated-events",
     "1763801200000_internal-token-governance",
     "1763801400000_catalog-facts"
   ],
@@ -352,7 +353,9 @@ export const catalog: Catalog = {
         {"name":"removed_at","type":"timestamp with time zone","nullable":true},
         {"name":"previous_secret_ciphertext","type":"bytea","nullable":true},
         {"name":"previous_secret_expires_at","type":"timestamp with time zone","nullable":true},
-        {"name":"disabled_at","type":"timestamp with time zone","nullable":true}
+        {"name":"disabled_at","type":"timestamp with time zone","nullable":true},
+        {"name":"event_types","type":"text[]","nullable":false,"default":"'{booking.created}'::text[]"},
+        {"name":"disabled_reason","type":"text","nullable":true}
       ],
       "primaryKey": ["id"],
       "foreignKeys": [
@@ -361,6 +364,8 @@ export const catalog: Catalog = {
       ],
       "uniques": [],
       "checks": [
+        {"name":"webhook_endpoints_disabled_reason","columns":["disabled_reason"],"expression":"(disabled_reason = ANY (ARRAY['failing'::text, 'gone'::text]))"},
+        {"name":"webhook_endpoints_event_types","columns":["event_types"],"expression":"((cardinality(event_types) > 0) AND (event_types <@ '{booking.created,booking.updated}'::text[]))"},
         {"name":"webhook_endpoints_previous_secret","columns":["previous_secret_ciphertext","previous_secret_expires_at"],"expression":"((previous_secret_ciphertext IS NULL) = (previous_secret_expires_at IS NULL))"},
         {"name":"webhook_endpoints_previous_secret_ciphertext_check","columns":["previous_secret_ciphertext"],"expression":"(length(previous_secret_ciphertext) > 28)"},
         {"name":"webhook_endpoints_secret_ciphertext_check","columns":["secret_ciphertext"],"expression":"(length(secret_ciphertext) > 28)"},
@@ -372,8 +377,17 @@ export const catalog: Catalog = {
         {"name":"id","type":"text","nullable":false,"default":"new_id('evt'::text)"},
         {"name":"workspace_id","type":"text","nullable":false},
         {"name":"type","type":"text","nullable":false},
-        {"name":"booking_id","type":"text","nullable":false},
-        {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"}
+        {"name":"booking_id","type":"text","nullable":true},
+        {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
+        {"name":"test","type":"boolean","nullable":false,"default":"false"},
+        {"name":"transaction_id","type":"bigint","nullable":false,"default":"txid_current()"},
+        {"name":"closing","type":"boolean","nullable":false,"default":"false"},
+        {"name":"with_participant","type":"boolean","nullable":false,"default":"false"},
+        {"name":"booking_before","type":"jsonb","nullable":true},
+        {"name":"booking_after","type":"jsonb","nullable":true},
+        {"name":"participant_before","type":"jsonb","nullable":true},
+        {"name":"participant_after","type":"jsonb","nullable":true},
+        {"name":"participant_erased_at","type":"timestamp with time zone","nullable":true}
       ],
       "primaryKey": ["id"],
       "foreignKeys": [
@@ -381,10 +395,11 @@ export const catalog: Catalog = {
         {"name":"webhook_events_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]}
       ],
       "uniques": [
-        {"name":"webhook_events_booking_id_key","columns":["booking_id"],"partial":false}
+        {"name":"webhook_events_booking_transaction","columns":["booking_id","transaction_id"],"partial":false}
       ],
       "checks": [
-        {"name":"webhook_events_type_check","columns":["type"],"expression":"(type = 'booking.created'::text)"}
+        {"name":"webhook_events_test_has_no_booking","columns":["booking_id","test"],"expression":"((booking_id IS NULL) = test)"},
+        {"name":"webhook_events_type_check","columns":["type"],"expression":"(type = ANY (ARRAY['booking.created'::text, 'booking.updated'::text]))"}
       ]
     },
     "workspaces": {

@@ -17,7 +17,9 @@ import {
   storeBody,
   type ClaimedDelivery,
 } from './delivery-store.ts';
-import { buildPayload } from './payload.ts';
+import { readKeptStates } from './event-state-store.ts';
+import { buildPayload, buildUpdatedPayload } from './payload.ts';
+import { recordTestAttempt } from './test-event-store.ts';
 import { SealedSecretError, type SecretBox } from './secret-box.ts';
 import { WebhookSender, type AttemptOutcome } from './send-attempt.ts';
 
@@ -36,7 +38,7 @@ export interface DelivererOptions {
   disableAfterMs: number;
   /** Called once per recorded attempt (metrics). */
   onAttempt?: (outcome: AttemptOutcome) => void;
-  /** Called when an endpoint is disabled for failing (metrics). */
+  /** Called when an endpoint is disabled, for failing or because its receiver answered 410 (metrics). */
   onDisabled?: (endpointId: string) => void;
   /** Called with the milliseconds until a job this worker scheduled becomes due. */
   onScheduled?: (inMs: number) => void;
@@ -47,8 +49,24 @@ export interface ManualResult {
   ok: boolean;
   httpStatus: number | null;
   error: string | null;
+  startedAt: string | null;
   durationMs: number;
+  /** The start of the receiver's answer, to show to the operator who asked for the attempt. */
+  answerStart: string | null;
+  /** The receiver answered 410 and the endpoint is now disabled. */
+  disabled: boolean;
 }
+
+const manualResult = (deliveryId: string, startedAt: Date, outcome: AttemptOutcome, disabled: boolean): ManualResult => ({
+  deliveryId,
+  ok: outcome.ok,
+  httpStatus: outcome.httpStatus,
+  error: outcome.error,
+  startedAt: startedAt.toISOString(),
+  durationMs: outcome.durationMs,
+  answerStart: outcome.answerStart,
+  disabled,
+});
 
 /**
  * Standard Webhooks v1 over `<webhook-id>.<webhook-timestamp>.<body>`, sent in `x-svc-signature` and,
@@ -115,7 +133,7 @@ export class Deliverer {
 
   async #runScheduled(deliveryId: string, span: Span, signal?: AbortSignal): Promise<void> {
     const { db } = this.#options;
-    const delivery = await claimDelivery(db, deliveryId, this.#leaseMs, false);
+    const delivery = await claimDelivery(db, deliveryId, this.#leaseMs, 'scheduled');
     if (!delivery) {
       const inMs = await rescheduleIfPending(db, deliveryId);
       if (inMs !== null) this.#options.onScheduled?.(inMs);
@@ -142,13 +160,18 @@ export class Deliverer {
       },
       'webhook attempt',
     );
-    if (recorded.state === 'failed' && (await disableIfFailing(db, delivery.endpointId, this.#options.disableAfterMs))) {
-      this.#options.onDisabled?.(delivery.endpointId);
-      this.#options.logger.warn(
-        { endpointId: delivery.endpointId, disableAfterDays: this.#options.disableAfterMs / DAY_MS },
-        'webhook endpoint disabled: every attempt to it has failed for WEBHOOK_DISABLE_AFTER_DAYS; `admin -- webhook enable` turns it back on',
-      );
-    }
+    if (recorded.gone) this.#disabled(delivery.endpointId, 'gone');
+    else if (recorded.state === 'failed' && (await disableIfFailing(db, delivery.endpointId, this.#options.disableAfterMs))) this.#disabled(delivery.endpointId, 'failing');
+  }
+
+  #disabled(endpointId: string, reason: 'failing' | 'gone'): void {
+    this.#options.onDisabled?.(endpointId);
+    this.#options.logger.warn(
+      reason === 'gone' ? { endpointId, reason } : { endpointId, reason, disableAfterDays: this.#options.disableAfterMs / DAY_MS },
+      reason === 'gone'
+        ? 'webhook endpoint disabled: its receiver answered 410 Gone; `admin -- webhook enable` turns it back on'
+        : 'webhook endpoint disabled: every attempt to it has failed for WEBHOOK_DISABLE_AFTER_DAYS; `admin -- webhook enable` turns it back on',
+    );
   }
 
   /** A manual redelivery, outside the 8; null when another attempt is under way or the endpoint is removed. */
@@ -158,18 +181,49 @@ export class Deliverer {
 
   async #runManual(deliveryId: string, span: Span): Promise<ManualResult | null> {
     const { db } = this.#options;
-    const delivery = await claimDelivery(db, deliveryId, this.#leaseMs, true);
+    const delivery = await claimDelivery(db, deliveryId, this.#leaseMs, 'manual');
     if (!delivery) return null;
     const attempt = await this.#attempt(delivery);
-    if (!attempt) return { deliveryId, ok: false, httpStatus: null, error: 'booking_gone', durationMs: 0 };
-    await recordManualAttempt(db, delivery, attempt.body, attempt.startedAt, attempt.outcome);
+    if (!attempt) {
+      return { deliveryId, ok: false, httpStatus: null, error: 'booking_gone', startedAt: null, durationMs: 0, answerStart: null, disabled: false };
+    }
+    const gone = await recordManualAttempt(db, delivery, attempt.body, attempt.startedAt, attempt.outcome);
     recordOutcome(span, delivery, attempt.outcome);
     this.#options.onAttempt?.(attempt.outcome);
-    return { deliveryId, ok: attempt.outcome.ok, httpStatus: attempt.outcome.httpStatus, error: attempt.outcome.error, durationMs: attempt.outcome.durationMs };
+    if (gone) this.#disabled(delivery.endpointId, 'gone');
+    return manualResult(deliveryId, attempt.startedAt, attempt.outcome, gone);
+  }
+
+  /**
+   * The one attempt of a test event, made now: never retried, and whatever the answer (a 410
+   * included) it does not count toward disabling the endpoint. Null when another attempt holds it.
+   */
+  runTest(deliveryId: string): Promise<ManualResult | null> {
+    return traced('webhook_test process', deliveryId, async (span) => {
+      const { db } = this.#options;
+      const delivery = await claimDelivery(db, deliveryId, this.#leaseMs, 'test');
+      if (!delivery) return null;
+      const attempt = await this.#attempt(delivery);
+      if (!attempt) return null;
+      await recordTestAttempt(db, delivery, attempt.startedAt, attempt.outcome);
+      recordOutcome(span, delivery, attempt.outcome);
+      this.#options.onAttempt?.(attempt.outcome);
+      return manualResult(deliveryId, attempt.startedAt, attempt.outcome, false);
+    });
+  }
+
+  /** The body of an event's first attempt to an endpoint (a test event's is stored with it). */
+  async #build(delivery: ClaimedDelivery): Promise<string | null> {
+    const { db, registry, bookingOperation } = this.#options;
+    if (delivery.bookingId === null) return null;
+    const event = { id: delivery.eventId, bookingId: delivery.bookingId, createdAt: delivery.eventCreatedAt };
+    if (delivery.eventType === 'booking.created') return buildPayload({ db, registry }, bookingOperation, event, delivery.participants);
+    const states = await readKeptStates(db, registry, delivery.eventId);
+    return states && buildUpdatedPayload({ db, registry }, bookingOperation, event, states, delivery.participants);
   }
 
   async #attempt(delivery: ClaimedDelivery, signal?: AbortSignal): Promise<{ body: string; startedAt: Date; outcome: AttemptOutcome } | null> {
-    const { db, registry, bookingOperation, sender, box } = this.#options;
+    const { db, sender, box } = this.#options;
     try {
       let secrets: string[];
       try {
@@ -182,12 +236,7 @@ export class Deliverer {
       }
       let body = delivery.body;
       if (body === null) {
-        const built = await buildPayload(
-          { db, registry },
-          bookingOperation,
-          { id: delivery.eventId, bookingId: delivery.bookingId, createdAt: delivery.eventCreatedAt },
-          delivery.participants,
-        );
+        const built = await this.#build(delivery);
         // The event cascades away with its booking, so this is a race with a deletion: nothing to send.
         if (built === null) {
           await releaseLease(db, delivery.id);

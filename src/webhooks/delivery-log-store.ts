@@ -2,6 +2,7 @@
 import type { Database } from '../db/database.ts';
 import { InputError } from '../input-error.ts';
 import { EndpointDisabledError } from './endpoint-store.ts';
+import type { EventType } from './event-types.ts';
 
 export interface AttemptLogEntry {
   /** 1, and one more for each `webhook recover` of the delivery. */
@@ -18,6 +19,9 @@ export interface AttemptLogEntry {
 export interface DeliverySummary {
   id: string;
   eventId: string;
+  eventType: EventType;
+  /** A test event (`webhook test`): one attempt, never retried. */
+  test: boolean;
   state: 'pending' | 'succeeded' | 'failed' | 'cancelled';
   attempts: number;
   series: number;
@@ -34,15 +38,18 @@ export async function listDeliveries(db: Database, endpointId: string, eventId?:
   const deliveries = await db.query<{
     id: string;
     event_id: string;
+    event_type: EventType;
+    test: boolean;
     state: DeliverySummary['state'];
     attempts: number;
     series: number;
     next_attempt_at: Date | null;
     body_erased_at: Date | null;
   }>(
-    `SELECT id, event_id, state, attempts, series, next_attempt_at, body_erased_at FROM webhook_deliveries
-      WHERE endpoint_id = $1 AND ($2::text IS NULL OR event_id = $2)
-      ORDER BY created_at DESC, id DESC LIMIT 100`,
+    `SELECT d.id, d.event_id, ev.type AS event_type, ev.test, d.state, d.attempts, d.series, d.next_attempt_at, d.body_erased_at
+       FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
+      WHERE d.endpoint_id = $1 AND ($2::text IS NULL OR d.event_id = $2)
+      ORDER BY d.created_at DESC, d.id DESC LIMIT 100`,
     [endpointId, eventId ?? null],
   );
   if (eventId && deliveries.rowCount === 0) throw new InputError(`Event ${eventId} has no delivery to endpoint ${endpointId}`);
@@ -64,6 +71,8 @@ export async function listDeliveries(db: Database, endpointId: string, eventId?:
   return deliveries.rows.map((row) => ({
     id: row.id,
     eventId: row.event_id,
+    eventType: row.event_type,
+    test: row.test,
     state: row.state,
     attempts: row.attempts,
     series: row.series,
@@ -86,8 +95,9 @@ export async function listDeliveries(db: Database, endpointId: string, eventId?:
 
 /** The delivery of an event to an endpoint, for a manual redelivery. */
 export async function findDelivery(db: Database, eventId: string, endpointId: string): Promise<string> {
-  const found = await db.query<{ id: string; removed: boolean; disabled: boolean }>(
-    `SELECT d.id, e.removed_at IS NOT NULL AS removed, e.disabled_at IS NOT NULL AS disabled FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+  const found = await db.query<{ id: string; removed: boolean; disabled: boolean; test: boolean }>(
+    `SELECT d.id, e.removed_at IS NOT NULL AS removed, e.disabled_at IS NOT NULL AS disabled, ev.test
+       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN webhook_events ev ON ev.id = d.event_id
       WHERE d.event_id = $1 AND d.endpoint_id = $2`,
     [eventId, endpointId],
   );
@@ -95,6 +105,7 @@ export async function findDelivery(db: Database, eventId: string, endpointId: st
   if (!delivery) {
     throw new InputError(`Event ${JSON.stringify(eventId)} has no delivery to endpoint ${JSON.stringify(endpointId)} (events go only to endpoints registered when they were recorded)`);
   }
+  if (delivery.test) throw new InputError(`Event ${eventId} is a test event, which is never sent again; send a new one with webhook test --endpoint ${endpointId}`);
   if (delivery.removed) throw new InputError(`Webhook endpoint ${endpointId} has been removed`);
   if (delivery.disabled) throw new EndpointDisabledError(endpointId);
   return delivery.id;

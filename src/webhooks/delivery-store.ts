@@ -1,5 +1,6 @@
 import type { Database, Queryable } from '../db/database.ts';
-import type { AttemptOutcome } from './send-attempt.ts';
+import type { EventType } from './event-types.ts';
+import { GONE, type AttemptOutcome } from './send-attempt.ts';
 
 /** At most 8 scheduled attempts per event and endpoint (docs/contract-rules.md, webhooks.schedule). */
 export const MAX_ATTEMPTS = 8;
@@ -17,7 +18,10 @@ export interface ClaimedDelivery {
   previousSecretCiphertext: Buffer | null;
   participants: boolean;
   eventId: string;
-  bookingId: string;
+  eventType: EventType;
+  /** A test event (`webhook test`): its body is stored with it, and it has no booking. */
+  test: boolean;
+  bookingId: string | null;
   eventCreatedAt: Date;
 }
 
@@ -32,7 +36,9 @@ interface ClaimRow {
   previous_secret_ciphertext: Buffer | null;
   participants: boolean;
   event_id: string;
-  booking_id: string;
+  event_type: EventType;
+  test: boolean;
+  booking_id: string | null;
   event_created_at: Date;
 }
 
@@ -47,26 +53,34 @@ const toClaimed = (row: ClaimRow): ClaimedDelivery => ({
   previousSecretCiphertext: row.previous_secret_ciphertext,
   participants: row.participants,
   eventId: row.event_id,
+  eventType: row.event_type,
+  test: row.test,
   bookingId: row.booking_id,
   eventCreatedAt: row.event_created_at,
 });
 
+/** A scheduled attempt (a job), a manual redelivery, or the one attempt of a test event. */
+export type AttemptKind = 'scheduled' | 'manual' | 'test';
+
 /**
  * Takes the lease of a delivery: while it holds, no other attempt of this event and endpoint may
  * start, whichever worker or operator asks. A scheduled attempt needs a pending delivery that is
- * due and an endpoint that is still registered and not disabled; a manual one only such an endpoint.
+ * due and an endpoint that is still registered and not disabled; a manual one only such an
+ * endpoint; a test event an endpoint still registered (a test may check a disabled endpoint's
+ * receiver before it is enabled again).
  */
-export async function claimDelivery(db: Database, deliveryId: string, leaseMs: number, manual: boolean): Promise<ClaimedDelivery | null> {
+export async function claimDelivery(db: Database, deliveryId: string, leaseMs: number, kind: AttemptKind): Promise<ClaimedDelivery | null> {
   const claimed = await db.query<ClaimRow>(
     `UPDATE webhook_deliveries d SET lease_until = now() + $2 * interval '1 millisecond', updated_at = now()
        FROM webhook_endpoints e, webhook_events ev
-      WHERE d.id = $1 AND e.id = d.endpoint_id AND ev.id = d.event_id AND e.removed_at IS NULL AND e.disabled_at IS NULL
+      WHERE d.id = $1 AND e.id = d.endpoint_id AND ev.id = d.event_id AND e.removed_at IS NULL AND (e.disabled_at IS NULL OR $3 = 'test')
+        AND ev.test = ($3 = 'test')
         AND (d.lease_until IS NULL OR d.lease_until < now())
-        AND ($3 OR (d.state = 'pending' AND d.next_attempt_at <= now()))
+        AND ($3 <> 'scheduled' OR (d.state = 'pending' AND d.next_attempt_at <= now()))
       RETURNING d.id, d.attempts, d.series, d.body, e.id AS endpoint_id, e.url, e.secret_ciphertext, e.participants,
                 CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret_ciphertext END AS previous_secret_ciphertext,
-                ev.id AS event_id, ev.booking_id, ev.created_at AS event_created_at`,
-    [deliveryId, leaseMs, manual],
+                ev.id AS event_id, ev.type AS event_type, ev.test, ev.booking_id, ev.created_at AS event_created_at`,
+    [deliveryId, leaseMs, kind],
   );
   return claimed.rows[0] ? toClaimed(claimed.rows[0]) : null;
 }
@@ -107,7 +121,19 @@ export interface RecordedAttempt {
   nextAttemptAt: Date | null;
   /** Milliseconds from now (the database's clock) to the next attempt, when there is one. */
   nextAttemptInMs: number | null;
+  /** The receiver answered 410 and the endpoint was disabled by this attempt. */
+  gone: boolean;
 }
+
+/**
+ * The statement part that disables the endpoint of a delivery whose attempt was answered 410, in
+ * the statement (or transaction) that records the attempt: no later claim finds it enabled.
+ */
+const DISABLE_IF_GONE = (deliveryParam: string, statusParam: string) =>
+  `UPDATE webhook_endpoints e SET disabled_at = now(), disabled_reason = 'gone'
+     FROM webhook_deliveries d
+    WHERE d.id = ${deliveryParam} AND e.id = d.endpoint_id AND ${statusParam}::int = ${GONE} AND e.disabled_at IS NULL AND e.removed_at IS NULL
+   RETURNING e.id`;
 
 /**
  * Records a scheduled attempt in one statement (one atomic step, and one round trip on the
@@ -127,7 +153,7 @@ export async function recordScheduledAttempt(
   const number = delivery.attempts + 1;
   const delay = outcome.ok || number >= MAX_ATTEMPTS ? null : retryDelaysMs[number - 1]!;
   const state = outcome.ok ? 'succeeded' : delay === null ? 'failed' : 'pending';
-  const recorded = await db.query<{ next: Date | null; in_ms: number | null }>(
+  const recorded = await db.query<{ next: Date | null; in_ms: number | null; gone: boolean }>(
     `WITH delivery AS (
        UPDATE webhook_deliveries
           SET attempts = $2, lease_until = NULL, updated_at = now(), body = coalesce(body, $4),
@@ -141,23 +167,25 @@ export async function recordScheduledAttempt(
      ), logged AS (
        INSERT INTO webhook_attempts (delivery_id, series, number, manual, started_at, duration_ms, http_status, error, next_attempt_at)
        SELECT id, series, $2, false, $6, $7, $8, $9, next_attempt_at FROM delivery
-     )
+     ), gone AS (${DISABLE_IF_GONE('$1', '$8')})
      SELECT d.next_attempt_at AS next, extract(epoch FROM d.next_attempt_at - clock_timestamp()) * 1000 AS in_ms,
+            EXISTS (SELECT 1 FROM gone) AS gone,
             (SELECT count(*) FROM (SELECT graphile_worker.add_job($10, json_build_object('deliveryId', d.id), run_at => d.next_attempt_at, job_key => d.id)
                                     WHERE d.next_attempt_at IS NOT NULL) scheduled) AS scheduled
        FROM delivery d`,
     [delivery.id, number, state, body, delay, startedAt, outcome.durationMs, outcome.httpStatus, outcome.error, DELIVER_TASK],
   );
   const row = recorded.rows[0];
-  return { number, state, nextAttemptAt: row?.next ?? null, nextAttemptInMs: row?.in_ms == null ? null : Number(row.in_ms) };
+  return { number, state, nextAttemptAt: row?.next ?? null, nextAttemptInMs: row?.in_ms == null ? null : Number(row.in_ms), gone: row?.gone ?? false };
 }
 
 /**
  * A manual redelivery is logged outside the 8; its success settles the delivery (a later
- * scheduled job then finds nothing to do), its failure changes nothing about the schedule.
+ * scheduled job then finds nothing to do), its failure changes nothing about the schedule but a
+ * 410, which disables the endpoint as any attempt's does. True when it did.
  */
-export async function recordManualAttempt(db: Database, delivery: ClaimedDelivery, body: string, startedAt: Date, outcome: AttemptOutcome): Promise<void> {
-  await db.transaction(async (tx) => {
+export async function recordManualAttempt(db: Database, delivery: ClaimedDelivery, body: string, startedAt: Date, outcome: AttemptOutcome): Promise<boolean> {
+  return db.transaction(async (tx) => {
     await tx.query(
       `INSERT INTO webhook_attempts (delivery_id, series, number, manual, started_at, duration_ms, http_status, error, next_attempt_at)
        SELECT id, series, NULL, true, $2, $3, $4, $5, CASE WHEN state = 'pending' AND NOT $6 THEN next_attempt_at END FROM webhook_deliveries WHERE id = $1`,
@@ -172,6 +200,8 @@ export async function recordManualAttempt(db: Database, delivery: ClaimedDeliver
         WHERE id = $1`,
       [delivery.id, outcome.ok, body],
     );
+    const gone = await tx.query(DISABLE_IF_GONE('$1', '$2'), [delivery.id, outcome.httpStatus]);
+    return (gone.rowCount ?? 0) > 0;
   });
 }
 
@@ -179,17 +209,18 @@ export async function recordManualAttempt(db: Database, delivery: ClaimedDeliver
  * docs/webhooks.md, "What disables an endpoint": called when a delivery has failed its last
  * attempt. The endpoint is disabled when no attempt to it (scheduled or manual) has succeeded for
  * `windowMs` and it has been failing for at least that long: its attempts since the last success
- * (or since its first, when none ever succeeded) began `windowMs` ago or earlier. True when it
- * was disabled now.
+ * (or since its first, when none ever succeeded) began `windowMs` ago or earlier. Test events'
+ * attempts count neither way. True when it was disabled now.
  */
 export async function disableIfFailing(db: Database, endpointId: string, windowMs: number): Promise<boolean> {
   const disabled = await db.query(
     `WITH attempts AS (
-       SELECT a.started_at, a.error FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.endpoint_id = $1
+       SELECT a.started_at, a.error FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id JOIN webhook_events ev ON ev.id = d.event_id
+        WHERE d.endpoint_id = $1 AND NOT ev.test
      ), last_success AS (
        SELECT coalesce(max(started_at), '-infinity'::timestamptz) AS at FROM attempts WHERE error IS NULL
      )
-     UPDATE webhook_endpoints e SET disabled_at = now()
+     UPDATE webhook_endpoints e SET disabled_at = now(), disabled_reason = 'failing'
       WHERE e.id = $1 AND e.disabled_at IS NULL AND e.removed_at IS NULL
         AND (SELECT at FROM last_success) < now() - $2 * interval '1 millisecond'
         AND EXISTS (SELECT 1 FROM attempts WHERE started_at > (SELECT at FROM last_success) AND started_at <= now() - $2 * interval '1 millisecond')`,
@@ -200,15 +231,25 @@ export async function disableIfFailing(db: Database, endpointId: string, windowM
 
 /**
  * Erases the stored bodies of deliveries that reached their final state more than `retentionMs`
- * ago (they may hold participant data); the attempt log stays. Returns how many were erased.
+ * ago (they may hold participant data), and the participant kept with a booking.updated event
+ * once every delivery of it has; the attempt log stays. Returns how many bodies were erased.
  */
 export async function eraseExpiredBodies(db: Pick<Queryable, 'query'>, retentionMs: number): Promise<number> {
-  const erased = await db.query(
-    `UPDATE webhook_deliveries SET body = NULL, body_erased_at = now()
-      WHERE body IS NOT NULL AND state <> 'pending' AND finished_at < now() - $1 * interval '1 millisecond'`,
+  const erased = await db.query<{ bodies: string }>(
+    `WITH bodies AS (
+       UPDATE webhook_deliveries SET body = NULL, body_erased_at = now()
+        WHERE body IS NOT NULL AND state <> 'pending' AND finished_at < now() - $1 * interval '1 millisecond'
+       RETURNING 1
+     ), participants AS (
+       UPDATE webhook_events ev SET participant_before = NULL, participant_after = NULL, participant_erased_at = now()
+        WHERE ev.with_participant AND ev.participant_erased_at IS NULL AND ev.created_at < now() - $1 * interval '1 millisecond'
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                           WHERE d.event_id = ev.id AND (d.state = 'pending' OR d.finished_at >= now() - $1 * interval '1 millisecond'))
+     )
+     SELECT count(*) AS bodies FROM bodies`,
     [retentionMs],
   );
-  return erased.rowCount ?? 0;
+  return Number(erased.rows[0]?.bodies ?? 0);
 }
 
 /**

@@ -4,6 +4,7 @@ import { InputError } from '../input-error.ts';
 import { generateWebhookSecret } from '../auth/secret-format.ts';
 import { newId } from '../db/ids.ts';
 import { DELIVER_TASK } from './delivery-store.ts';
+import { DEFAULT_EVENT_TYPES, type EventType } from './event-types.ts';
 import type { SecretBox } from './secret-box.ts';
 import { parseTargetUrl } from './target-guard.ts';
 
@@ -28,10 +29,14 @@ export interface EndpointSummary {
   id: string;
   url: string;
   participants: boolean;
+  /** The event types it receives. */
+  events: EventType[];
   createdAt: string;
   state: 'active' | 'disabled' | 'removed';
-  /** When it was disabled for failing, while it is. */
+  /** When it was disabled, while it is. */
   disabledAt: string | null;
+  /** Why, while it is: `failing` (every attempt failed for WEBHOOK_DISABLE_AFTER_DAYS) or `gone` (its receiver answered 410). */
+  disabledReason: 'failing' | 'gone' | null;
   /** Until when attempts are also signed with the secret before the last rotation. */
   previousSecretUntil: string | null;
 }
@@ -39,7 +44,7 @@ export interface EndpointSummary {
 export async function addEndpoint(
   db: Database,
   box: SecretBox,
-  input: { workspaceId: string; memberEmail: string; url: string; participants: boolean; allowPrivateTargets: boolean },
+  input: { workspaceId: string; memberEmail: string; url: string; participants: boolean; allowPrivateTargets: boolean; events?: readonly EventType[] },
 ): Promise<IssuedEndpoint> {
   const url = parseTargetUrl(input.url, input.allowPrivateTargets);
   const memberId = await requireManager(db, input.workspaceId, input.memberEmail);
@@ -47,8 +52,8 @@ export async function addEndpoint(
   // The id is chosen first: the sealed secret is bound to it.
   const id = newId('whe');
   await db.query(
-    `INSERT INTO webhook_endpoints (id, workspace_id, url, secret_ciphertext, participants, created_by) VALUES ($1, $2, $3, $4, $5, $6)`,
-    [id, input.workspaceId, url.href, box.seal(secret, id), input.participants, memberId],
+    `INSERT INTO webhook_endpoints (id, workspace_id, url, secret_ciphertext, participants, created_by, event_types) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [id, input.workspaceId, url.href, box.seal(secret, id), input.participants, memberId, input.events ?? DEFAULT_EVENT_TYPES],
   );
   return { id, secret };
 }
@@ -58,12 +63,14 @@ export async function listEndpoints(db: Database, workspaceId: string): Promise<
     id: string;
     url: string;
     participants: boolean;
+    event_types: EventType[];
     created_at: Date;
     removed_at: Date | null;
     disabled_at: Date | null;
+    disabled_reason: 'failing' | 'gone' | null;
     previous_until: Date | null;
   }>(
-    `SELECT id, url, participants, created_at, removed_at, disabled_at,
+    `SELECT id, url, participants, event_types, created_at, removed_at, disabled_at, disabled_reason,
             CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END AS previous_until
        FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id`,
     [workspaceId],
@@ -72,9 +79,12 @@ export async function listEndpoints(db: Database, workspaceId: string): Promise<
     id: row.id,
     url: row.url,
     participants: row.participants,
+    events: row.event_types,
     createdAt: row.created_at.toISOString(),
     state: row.removed_at ? 'removed' : row.disabled_at ? 'disabled' : 'active',
     disabledAt: row.removed_at ? null : (row.disabled_at?.toISOString() ?? null),
+    // Endpoints disabled before reasons were recorded were disabled for failing.
+    disabledReason: row.removed_at || !row.disabled_at ? null : (row.disabled_reason ?? 'failing'),
     previousSecretUntil: row.removed_at ? null : (row.previous_until?.toISOString() ?? null),
   }));
 }
@@ -135,13 +145,30 @@ export async function rotateSecret(db: Database, box: SecretBox, id: string, ove
 export async function enableEndpoint(db: Database, id: string): Promise<{ id: string; state: 'active'; resumed: number }> {
   return db.transaction(async (tx) => {
     await requireEndpoint(tx, id);
-    await tx.query('UPDATE webhook_endpoints SET disabled_at = NULL WHERE id = $1', [id]);
+    await tx.query('UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL WHERE id = $1', [id]);
     const resumed = await tx.query(
       `SELECT graphile_worker.add_job($2, json_build_object('deliveryId', d.id), run_at => greatest(d.next_attempt_at, now()), job_key => d.id)
          FROM webhook_deliveries d WHERE d.endpoint_id = $1 AND d.state = 'pending'`,
       [id, DELIVER_TASK],
     );
     return { id, state: 'active' as const, resumed: resumed.rowCount ?? 0 };
+  });
+}
+
+/** The event types an endpoint receives (`webhook events`). */
+export async function eventTypesOf(db: Database, id: string): Promise<{ id: string; events: EventType[] }> {
+  const found = await db.query<{ event_types: EventType[] }>('SELECT event_types FROM webhook_endpoints WHERE id = $1', [id]);
+  const row = found.rows[0];
+  if (!row) throw new InputError(`No webhook endpoint with id ${JSON.stringify(id)}`);
+  return { id, events: row.event_types };
+}
+
+/** `webhook events --set`: the event types an endpoint receives from now on (events recorded before keep their deliveries). */
+export async function setEventTypes(db: Database, id: string, events: readonly EventType[]): Promise<{ id: string; events: EventType[] }> {
+  return db.transaction(async (tx) => {
+    await requireEndpoint(tx, id);
+    const updated = await tx.query<{ event_types: EventType[] }>('UPDATE webhook_endpoints SET event_types = $2 WHERE id = $1 RETURNING event_types', [id, events]);
+    return { id, events: updated.rows[0]!.event_types };
   });
 }
 
@@ -165,7 +192,7 @@ export async function recoverDeliveries(db: Database, endpointId: string, since:
     const recovered = await tx.query<{ id: string }>(
       `WITH failed AS (
          SELECT d.id FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
-          WHERE d.endpoint_id = $1 AND d.state = 'failed' AND ev.created_at >= $2
+          WHERE d.endpoint_id = $1 AND d.state = 'failed' AND ev.created_at >= $2 AND NOT ev.test
           ORDER BY ev.created_at, ev.id
           FOR UPDATE OF d
        )

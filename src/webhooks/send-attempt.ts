@@ -6,6 +6,7 @@ import { TargetRefusedError, assertLiteralHostAllowed, guardedLookup } from './t
 /** Why an attempt failed, as the delivery log and the metrics name it. */
 export type FailureClass =
   | 'http_status'
+  | 'gone'
   | 'redirect'
   | 'timeout'
   | 'tls'
@@ -20,7 +21,15 @@ export interface AttemptOutcome {
   httpStatus: number | null;
   error: FailureClass | null;
   durationMs: number;
+  /** The start of the receiver's answer (at most ANSWER_START_BYTES), for an operator to read; never stored. */
+  answerStart: string | null;
 }
+
+/** docs/contract-rules.md, webhooks.gone: the status with which a receiver says the subscription no longer exists. */
+export const GONE = 410;
+
+/** How much of a receiver's answer an attempt keeps for the operator who made it by hand. */
+export const ANSWER_START_BYTES = 200;
 
 export interface SenderOptions {
   timeoutMs: number;
@@ -54,6 +63,11 @@ class StaleConnection extends Error {
     super('a reused connection failed before the answer began', { cause });
     this.name = 'StaleConnection';
   }
+}
+
+interface Answer {
+  status: number;
+  start: string;
 }
 
 /**
@@ -105,11 +119,12 @@ export class WebhookSender {
   /** `signal` cuts an attempt short when the worker shuts down: it is then not recorded at all. */
   async send(url: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<AttemptOutcome> {
     const started = performance.now();
-    const done = (ok: boolean, httpStatus: number | null, error: FailureClass | null): AttemptOutcome => ({
+    const done = (ok: boolean, httpStatus: number | null, error: FailureClass | null, answerStart: string | null = null): AttemptOutcome => ({
       ok,
       httpStatus,
       error,
       durationMs: Math.round(performance.now() - started),
+      answerStart,
     });
     let target: URL;
     try {
@@ -121,24 +136,25 @@ export class WebhookSender {
     try {
       assertLiteralHostAllowed(target, this.#options.allowPrivateTargets);
       const deadline = started + this.#options.timeoutMs;
-      let status: number;
+      let answer: Answer;
       try {
-        status = await this.#post(target, headers, body, signal, deadline, this.#agent);
+        answer = await this.#post(target, headers, body, signal, deadline, this.#agent);
       } catch (error) {
         // The receiver closed a pooled connection as it was reused: the request never reached it,
         // so it goes once more, on a connection of its own, within the same attempt and timeout.
         if (!(error instanceof StaleConnection) || signal?.aborted) throw error;
-        status = await this.#post(target, headers, body, signal, deadline, this.#freshAgent);
+        answer = await this.#post(target, headers, body, signal, deadline, this.#freshAgent);
       }
-      if (status >= 200 && status <= 299) return done(true, status, null);
-      return done(false, status, status >= 300 && status <= 399 ? 'redirect' : 'http_status');
+      const { status, start } = answer;
+      if (status >= 200 && status <= 299) return done(true, status, null, start);
+      return done(false, status, status >= 300 && status <= 399 ? 'redirect' : status === GONE ? 'gone' : 'http_status', start);
     } catch (error) {
       if (signal?.aborted) throw error;
       return done(false, null, classifyError(error instanceof StaleConnection ? error.cause : error));
     }
   }
 
-  #post(target: URL, headers: Record<string, string>, body: string, signal: AbortSignal | undefined, deadline: number, agent: Agent): Promise<number> {
+  #post(target: URL, headers: Record<string, string>, body: string, signal: AbortSignal | undefined, deadline: number, agent: Agent): Promise<Answer> {
     return new Promise((resolve, reject) => {
       const payload = Buffer.from(body, 'utf8');
       const req = request(target, {
@@ -168,12 +184,18 @@ export class WebhookSender {
         const hint = res.headers['keep-alive'];
         const limit = idleLimit(Array.isArray(hint) ? hint.join(',') : hint);
         if (socket && limit > 0) socket.freeSocketTimeout = limit;
-        // The answer's body is read and dropped, so that the connection can be reused.
-        res.resume();
+        // The answer's body is read (so that the connection can be reused) and dropped but its start.
+        const start: Buffer[] = [];
+        let kept = 0;
+        res.on('data', (chunk: Buffer) => {
+          if (kept >= ANSWER_START_BYTES) return;
+          start.push(chunk.subarray(0, ANSWER_START_BYTES - kept));
+          kept += Math.min(chunk.length, ANSWER_START_BYTES - kept);
+        });
         res.on('end', () => {
           clearTimeout(timer);
           if (socket && limit <= 0) socket.destroy();
-          resolve(res.statusCode ?? 0);
+          resolve({ status: res.statusCode ?? 0, start: Buffer.concat(start).toString('utf8') });
         });
         res.on('error', fail);
         res.on('aborted', () => fail(new Error('the answer was cut off')));

@@ -193,6 +193,7 @@ describeOnEachDatabase('data versions on %s', (target) => {
       'bookings_data_version_in_replica',
       'bookings_data_version_truncate',
       'bookings_record_created_in_replica',
+      'bookings_record_updated_in_replica',
     ]);
     await sql.query('ALTER TABLE bookings DISABLE TRIGGER ALL');
     await migrate(db);

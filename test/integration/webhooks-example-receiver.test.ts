@@ -2,7 +2,7 @@ import { request } from 'node:https';
 import { createServer, type AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createReceiver, type BookingCreatedEvent } from '../../examples/webhook-receiver/receiver.ts';
+import { BookingCopy, createReceiver, type BookingEvent } from '../../examples/webhook-receiver/receiver.ts';
 import type { Database } from '../../src/db/database.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
@@ -40,7 +40,8 @@ describeOnEachDatabase('the example webhook receiver against real deliveries on 
   let url: string;
   let endpoint: { id: string; secret: string };
   let certificate: { cert: string; key: string };
-  const handled: BookingCreatedEvent[] = [];
+  const handled: BookingEvent[] = [];
+  const copy = new BookingCopy();
   const env = webhookEnv();
 
   beforeAll(async () => {
@@ -48,8 +49,15 @@ describeOnEachDatabase('the example webhook receiver against real deliveries on 
     ws = await seedWorkspace(db, contractFixture('Example', 1));
     certificate = await selfSignedCertificate();
     url = `https://127.0.0.1:${await freePort()}/webhooks`;
-    endpoint = await cliOn(db, env).json('webhook', 'add', '--workspace', ws.workspaceId, '--member', OWNER_EMAIL, '--url', url, '--participants');
-    receiver = createReceiver({ secret: endpoint.secret, tls: certificate, onEvent: (event) => void handled.push(event) });
+    endpoint = await cliOn(db, env).json('webhook', 'add', '--workspace', ws.workspaceId, '--member', OWNER_EMAIL, '--url', url, '--participants', '--events', 'booking.created,booking.updated');
+    receiver = createReceiver({
+      secret: endpoint.secret,
+      tls: certificate,
+      onEvent: (event) => {
+        handled.push(event);
+        copy.apply(event);
+      },
+    });
     await new Promise<void>((resolve) => receiver.listen(Number(new URL(url).port), '127.0.0.1', resolve));
     api = await startTestApi(db, env, { trustedCertificates: [certificate.cert] });
   });
@@ -91,5 +99,24 @@ describeOnEachDatabase('the example webhook receiver against real deliveries on 
     const bookingId = imported.ids.b1;
     expect(bookingId).toMatch(/^bkg_/);
     await expect.poll(() => handled.some((event) => event.data.booking.id === bookingId), { timeout: 20_000 }).toBe(true);
+  });
+
+  it('keeps a copy of the bookings from booking.created and booking.updated: a retried older event does not undo a newer one, and a test event is left out', async () => {
+    const bookingId = await insertBooking(db, ws.workspaceId, ws.ids.r1!, { name: 'Mary Jackson', email: 'mj@example.com' });
+    await expect.poll(() => copy.bookings.get(bookingId)?.status, { timeout: 20_000 }).toBe('confirmed');
+    const created = handled.find((event) => event.type === 'booking.created' && event.data.booking.id === bookingId)!;
+    await db.query("UPDATE bookings SET status = 'cancelled', updated_at = now() WHERE id = $1", [bookingId]);
+    await expect.poll(() => copy.bookings.get(bookingId)?.status, { timeout: 20_000 }).toBe('cancelled');
+    const updated = handled.find((event) => event.type === 'booking.updated' && event.data.booking.id === bookingId)!;
+    expect(updated.type === 'booking.updated' && updated.data.previous).toMatchObject({ status: 'confirmed' });
+    // The booking.created event arriving again late (a redelivery after a lost answer) changes nothing.
+    expect(copy.apply(created)).toBe('older');
+    expect(copy.bookings.get(bookingId)).toEqual(updated.data.booking);
+
+    const before = new Map(copy.bookings);
+    const sent = await cliOn(db, env, { certificate: certificate.cert }).json<{ event: string; ok: boolean }>('webhook', 'test', '--endpoint', endpoint.id, '--type', 'booking.updated');
+    expect(sent.ok).toBe(true);
+    expect(handled.find((event) => event.id === sent.event)).toMatchObject({ test: true, type: 'booking.updated' });
+    expect(copy.bookings).toEqual(before);
   });
 });

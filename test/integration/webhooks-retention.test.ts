@@ -73,4 +73,21 @@ describeOnEachDatabase('retention of stored webhook bodies on %s', (target) => {
     const text = await db.query<{ row: string }>("SELECT row(d.*)::text AS row FROM webhook_deliveries d WHERE state <> 'pending'");
     expect(text.rows.some((row) => row.row.includes('Rosalind'))).toBe(false);
   });
+
+  it('erases the participant a booking.updated event keeps (before and at commit) once its deliveries are final for the retention time', async () => {
+    await cli().json('webhook', 'add', '--workspace', ws.workspaceId, '--member', OWNER_EMAIL, '--url', answering.url, '--participants', '--events', 'booking.updated');
+    const bookingId = await insertBooking(db, ws.workspaceId, ws.ids.r1!, { name: 'Barbara McClintock', email: 'bm@example.com' });
+    await db.query("UPDATE participants SET name = 'Barbara M.' WHERE booking_id = $1", [bookingId]);
+    await answering.waitFor((received) => received.some((d) => d.body.includes('"booking.updated"') && bookingOf(d).id === bookingId));
+    const kept = async () =>
+      (
+        await db.query<{ row: string; erased: Date | null }>(
+          "SELECT row(ev.*)::text AS row, participant_erased_at AS erased FROM webhook_events ev WHERE booking_id = $1 AND type = 'booking.updated'",
+          [bookingId],
+        )
+      ).rows[0]!;
+    expect((await kept()).row).toContain('Barbara McClintock');
+    await expect.poll(async () => (await kept()).erased, { timeout: 10_000, interval: 200 }).not.toBeNull();
+    expect((await kept()).row).not.toContain('Barbara');
+  });
 });

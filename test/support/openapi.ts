@@ -9,11 +9,12 @@ export const spec = parse(readFileSync(new URL('../../openapi/public-v1.yaml', i
 // ajv-formats is CommonJS: its function is the module itself or its `default`, by loader.
 const addFormats = ((ajvFormats as unknown as { default?: unknown }).default ?? ajvFormats) as (ajv: unknown) => void;
 
-let backend: OpenAPIBackend | null = null;
+let backend: Promise<OpenAPIBackend> | null = null;
 
-async function api(): Promise<OpenAPIBackend> {
-  if (!backend) {
-    backend = new OpenAPIBackend({
+/** The document's validator, made once per process; callers at the same moment share its making. */
+function api(): Promise<OpenAPIBackend> {
+  backend ??= (async () => {
+    const made = new OpenAPIBackend({
       definition: withWebhookPath(structuredClone(spec)),
       quick: true,
       strict: true,
@@ -23,29 +24,39 @@ async function api(): Promise<OpenAPIBackend> {
         return ajv;
       },
     });
-    await backend.init();
-  }
+    await made.init();
+    return made;
+  })();
   return backend;
 }
 
-const WEBHOOK_PATH = '/__webhooks/booking.created';
+const webhookPath = (type: string) => `/__webhooks/${type}`;
 
 /**
- * openapi-backend validates paths, not `webhooks`: the booking.created webhook is mirrored as a
- * request to a path of its own, so a delivery is validated with its documented headers and body.
+ * openapi-backend validates paths, not `webhooks`: each webhook (booking.created, booking.updated)
+ * is mirrored as a request to a path of its own, so a delivery is validated with its documented
+ * headers and body.
  */
 function withWebhookPath(definition: Document): Document {
-  const webhook = (definition as unknown as { webhooks: Record<string, { post: Record<string, unknown> }> }).webhooks['booking.created']!.post;
+  const webhooks = (definition as unknown as { webhooks: Record<string, { post: Record<string, unknown> }> }).webhooks;
   definition.paths = definition.paths ?? {};
-  definition.paths[WEBHOOK_PATH] = { post: { ...webhook, operationId: 'webhookBookingCreated' } } as never;
+  for (const [type, webhook] of Object.entries(webhooks)) {
+    definition.paths[webhookPath(type)] = { post: { ...webhook.post, operationId: `webhook.${type}` } } as never;
+  }
   return definition;
 }
 
-/** Fails unless a received webhook delivery (headers and raw body) is what the OpenAPI document describes. */
+/**
+ * Fails unless a received webhook delivery (headers and raw body) is what the OpenAPI document
+ * describes for the webhook its `type` names (a type the document lacks fails too).
+ */
 export async function expectWebhookMatchesSpec(headers: Record<string, string | string[] | undefined>, rawBody: string): Promise<void> {
   const openapi = await api();
   const plain = Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
-  const result = openapi.validator.validateRequest({ method: 'post', path: WEBHOOK_PATH, headers: plain, body: JSON.parse(rawBody) as unknown });
+  const body = JSON.parse(rawBody) as { type?: unknown };
+  const documented = Object.keys((spec as unknown as { webhooks: Record<string, unknown> }).webhooks);
+  expect(documented, `webhook delivery of an undocumented type: ${rawBody.slice(0, 200)}`).toContain(body.type);
+  const result = openapi.validator.validateRequest({ method: 'post', path: webhookPath(String(body.type)), headers: plain, body });
   expect(result.errors ?? [], `webhook delivery: ${rawBody.slice(0, 500)}`).toEqual([]);
 }
 

@@ -5,6 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
+import { expectWebhookMatchesSpec } from './openapi.ts';
+import { deliveryChecks, deliveryProblems } from './webhook-problems.ts';
+import { verifyDelivery } from './webhooks.ts';
 
 export interface ReceivedDelivery {
   method: string;
@@ -29,6 +32,8 @@ export interface Answer {
   headers?: Record<string, string>;
   /** Close the connection instead of answering: at once, or after the first bytes of the status line. */
   drop?: 'before-answer' | 'mid-answer';
+  /** The answer's body (none unless given). */
+  body?: string;
 }
 
 export interface WebhookReceiver {
@@ -41,6 +46,14 @@ export interface WebhookReceiver {
   /** TLS connections accepted so far. */
   connections: number;
   answer: (delivery: ReceivedDelivery) => Answer;
+  /**
+   * Every delivery's body and headers are validated against the OpenAPI document's webhook of its
+   * type. Once given (`checkWith`), the receiver also verifies the signature with the
+   * `standardwebhooks` library against these secrets, as a careful receiver does, and answers 400
+   * when none verifies. What fails is listed in `problems` (and checked after every test file).
+   */
+  checkWith(secrets: string[]): void;
+  problems: string[];
   /** Waits until `predicate` holds for the received deliveries. */
   waitFor(predicate: (received: ReceivedDelivery[]) => boolean, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -68,6 +81,17 @@ export function selfSignedCertificate() {
   return certificate;
 }
 
+function verifies(secrets: string[], delivery: ReceivedDelivery): boolean {
+  return secrets.some((secret) => {
+    try {
+      verifyDelivery(secret, delivery);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
 /**
  * A local HTTPS receiver with a self-signed certificate that records every delivery. It is Node's
  * own `https.createServer` with its default settings (keep-alive timeout included) unless
@@ -79,6 +103,7 @@ export async function startReceiver(
 ): Promise<WebhookReceiver> {
   const { cert, key, file } = await selfSignedCertificate();
   const inFlight = new Map<string, number>();
+  let secrets: string[] = [];
   const receiver: WebhookReceiver = {
     url: '',
     certificate: cert,
@@ -86,6 +111,10 @@ export async function startReceiver(
     received: [],
     connections: 0,
     answer,
+    checkWith(given) {
+      secrets = given;
+    },
+    problems: [],
     async waitFor(predicate, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       while (!predicate(receiver.received)) {
@@ -116,14 +145,21 @@ export async function startReceiver(
         answeredAt: null,
       };
       receiver.received.push(delivery);
-      const reply = receiver.answer(delivery);
+      const problem = (text: string) => {
+        receiver.problems.push(`${id}: ${text}`);
+        deliveryProblems.push(`${receiver.url} ${id}: ${text}`);
+      };
+      const forged = secrets.length > 0 && !verifies(secrets, delivery);
+      if (forged) problem('no signature verifies with the standardwebhooks library');
+      deliveryChecks.push(expectWebhookMatchesSpec(delivery.headers, delivery.body).catch((error: unknown) => problem((error as Error).message)));
+      const reply = forged ? { status: 400 } : receiver.answer(delivery);
       const finish = () => {
         inFlight.set(id, (inFlight.get(id) ?? 1) - 1);
         if (res.destroyed) return;
         if (reply.drop === 'mid-answer') req.socket.write('HTTP/1.1 20');
         if (reply.drop) return void req.socket.destroy();
         res.writeHead(reply.status, reply.headers ?? {});
-        res.end();
+        res.end(reply.body);
         delivery.answeredAt = Date.now();
       };
       if (reply.delayMs) setTimeout(finish, reply.delayMs);

@@ -22,16 +22,22 @@ export function webhookEnv(overrides: Record<string, string> = {}): Record<strin
 
 let counter = 0;
 
-/** Inserts a booking with plain SQL, as any writer could; returns its id. */
+/**
+ * Inserts a booking (with its participant, when given) with plain SQL in one statement, as the
+ * platform records a booking in one transaction; returns its id.
+ */
 export async function insertBooking(db: Pick<Database, 'query'>, workspaceId: string, courseRunId: string, participant?: { name: string; email: string }): Promise<string> {
   counter += 1;
   const inserted = await db.query<{ id: string }>(
-    `INSERT INTO bookings (workspace_id, course_run_id, source, status) VALUES ($1, $2, 'api', 'confirmed') RETURNING id`,
-    [workspaceId, courseRunId],
+    `WITH booking AS (
+       INSERT INTO bookings (workspace_id, course_run_id, source, status) VALUES ($1, $2, 'api', 'confirmed') RETURNING id
+     ), participant AS (
+       INSERT INTO participants (booking_id, name, email) SELECT id, $3, $4 FROM booking WHERE $3::text IS NOT NULL
+     )
+     SELECT id FROM booking`,
+    [workspaceId, courseRunId, participant?.name ?? null, participant ? `${counter}-${participant.email}` : null],
   );
-  const id = inserted.rows[0]!.id;
-  if (participant) await db.query('INSERT INTO participants (booking_id, name, email) VALUES ($1, $2, $3)', [id, participant.name, `${counter}-${participant.email}`]);
-  return id;
+  return inserted.rows[0]!.id;
 }
 
 /** The Standard Webhooks headers a receiver verifies, with `x-svc-signature` as the signature. */

@@ -5,18 +5,24 @@ import { createDeliverer } from '../../webhooks/deliverer.ts';
 import {
   addEndpoint,
   enableEndpoint,
+  eventTypesOf,
   listEndpoints,
   recoverDeliveries,
   removeEndpoint,
   rotateSecret,
+  setEventTypes,
 } from '../../webhooks/endpoint-store.ts';
 import { findDelivery, listDeliveries } from '../../webhooks/delivery-log-store.ts';
+import { DEFAULT_EVENT_TYPES, EVENT_TYPES, parseEventTypes } from '../../webhooks/event-types.ts';
+import { testEventPayload } from '../../webhooks/payload.ts';
+import type { ManualResult } from '../../webhooks/deliverer.ts';
+import { recordTestEvent } from '../../webhooks/test-event-store.ts';
 import { resealSecrets } from '../../webhooks/reseal-store.ts';
 import { assertWorkspaceExists } from '../../workspaces/workspace-store.ts';
 import { jsonOption, type CliContext, type Output } from '../context.ts';
 
 export function registerWebhookCommands(program: Command, ctx: CliContext): void {
-  const webhook = program.command('webhook').description('booking.created webhook endpoints and their deliveries');
+  const webhook = program.command('webhook').description('booking webhook endpoints (booking.created, booking.updated) and their deliveries');
   webhook
     .command('add')
     .description('register an https endpoint on behalf of an owner or admin (the secret is shown only now)')
@@ -24,8 +30,10 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
     .requiredOption('--member <email>', 'e-mail of the owner or admin registering it')
     .requiredOption('--url <https url>', 'where events are POSTed (https:// only)')
     .option('--participants', 'include participant data (name, e-mail) in the payload')
+    .option('--events <types>', `the event types it receives, comma-separated: ${EVENT_TYPES.join(', ')}`, DEFAULT_EVENT_TYPES.join(','))
     .addOption(jsonOption())
-    .action(async (options: Output & { workspace: string; member: string; url: string; participants?: boolean }) => {
+    .action(async (options: Output & { workspace: string; member: string; url: string; participants?: boolean; events: string }) => {
+      const events = parseEventTypes('--events', options.events);
       const box = await ctx.secretBox();
       const issued = await addEndpoint(await ctx.database(), box, {
         workspaceId: options.workspace,
@@ -33,6 +41,7 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
         url: options.url,
         participants: options.participants ?? false,
         allowPrivateTargets: ctx.config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+        events,
       });
       ctx.print(options, issued, `Webhook endpoint ${issued.id}\nSigning secret: ${issued.secret}\nIt is shown only now.`);
     });
@@ -47,8 +56,9 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
       const endpoints = await listEndpoints(db, options.workspace);
       const lines = endpoints.map(
         (e) =>
-          `${e.id}  ${e.state.padEnd(8)}  ${e.participants ? 'participants' : 'no participants'}  ${e.url}` +
-          `${e.disabledAt ? `  disabled since ${e.disabledAt}` : ''}${e.previousSecretUntil ? `  previous secret until ${e.previousSecretUntil}` : ''}`,
+          `${e.id}  ${e.state.padEnd(8)}  ${e.participants ? 'participants' : 'no participants'}  ${e.events.join(',')}  ${e.url}` +
+          `${e.disabledAt ? `  disabled since ${e.disabledAt} (${e.disabledReason === 'gone' ? 'gone: its receiver answered 410' : 'failing'})` : ''}` +
+          `${e.previousSecretUntil ? `  previous secret until ${e.previousSecretUntil}` : ''}`,
       );
       ctx.print(options, endpoints, lines.join('\n') || 'No webhook endpoints');
     });
@@ -70,7 +80,7 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
     .action(async (options: Output & { endpoint: string; event?: string }) => {
       const deliveries = await listDeliveries(await ctx.database(), options.endpoint, options.event);
       const lines = deliveries.flatMap((d) => [
-        `${d.eventId}  ${d.state}  ${d.attempts} attempt(s)${d.series > 1 ? ` in series ${d.series}` : ''}${d.nextAttemptAt ? `  next ${d.nextAttemptAt}` : ''}` +
+        `${d.eventId}  ${d.eventType}${d.test ? ' (test)' : ''}  ${d.state}  ${d.attempts} attempt(s)${d.series > 1 ? ` in series ${d.series}` : ''}${d.nextAttemptAt ? `  next ${d.nextAttemptAt}` : ''}` +
           `${d.bodyErasedAt ? `  body erased ${d.bodyErasedAt}` : ''}`,
         ...d.log.map(
           (a) => `  ${a.manual ? 'manual' : `#${a.number}`}${a.series > 1 ? ` (series ${a.series})` : ''}  ${a.startedAt}  ${a.durationMs} ms  ${a.httpStatus ?? '-'}  ${a.error ?? 'ok'}`,
@@ -98,10 +108,43 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
         const result = await deliverer.runManual(deliveryId);
         if (!result) throw new InputError('Another attempt of this event to this endpoint is under way; try again in a moment');
         const { deliveryId: _ignored, ...outcome } = result;
+        ctx.print(options, outcome, describeOutcome(result));
+      } finally {
+        sender.close();
+      }
+    });
+  webhook
+    .command('events')
+    .description('show, or with --set change, the event types an endpoint receives')
+    .requiredOption('--endpoint <id>', 'endpoint id')
+    .option('--set <types>', `comma-separated: ${EVENT_TYPES.join(', ')}`)
+    .addOption(jsonOption())
+    .action(async (options: Output & { endpoint: string; set?: string }) => {
+      const db = await ctx.database();
+      const result = options.set === undefined ? await eventTypesOf(db, options.endpoint) : await setEventTypes(db, options.endpoint, parseEventTypes('--set', options.set));
+      ctx.print(options, result, `Webhook endpoint ${result.id} receives ${result.events.join(', ')}`);
+    });
+  webhook
+    .command('test')
+    .description('send one signed test event now ("test": true, an example booking bkg_test_…), never retried, and print the answer')
+    .requiredOption('--endpoint <id>', 'endpoint id')
+    .option('--type <type>', `the event type: ${EVENT_TYPES.join(', ')}`, 'booking.created')
+    .addOption(jsonOption())
+    .action(async (options: Output & { endpoint: string; type: string }) => {
+      const [type] = parseEventTypes('--type', options.type);
+      if (!type || options.type.includes(',')) throw new InputError(`--type takes one event type: ${EVENT_TYPES.join(', ')}`);
+      const db = await ctx.database();
+      const box = await ctx.secretBox();
+      const test = await recordTestEvent(db, options.endpoint, type, (eventId, withParticipant) => testEventPayload(type, eventId, withParticipant, new Date()));
+      const { deliverer, sender } = createDeliverer({ db, config: ctx.config, logger: createLogger('silent'), box, trustedCertificates: ctx.io.trustedCertificates });
+      try {
+        const result = await deliverer.runTest(test.deliveryId);
+        if (!result) throw new InputError(`Webhook endpoint ${options.endpoint} was removed before the test event could be sent`);
+        const { deliveryId: _ignored, disabled: _never, ...outcome } = result;
         ctx.print(
           options,
-          outcome,
-          result.ok ? `Delivered (HTTP ${result.httpStatus}) in ${result.durationMs} ms` : `Failed: ${result.error}${result.httpStatus ? ` (HTTP ${result.httpStatus})` : ''}`,
+          { event: test.eventId, type, ...outcome },
+          `Test ${type} event ${test.eventId}: ${describeOutcome(result)}${test.disabled ? `\nThe endpoint is still disabled (webhook enable --endpoint ${options.endpoint})` : ''}`,
         );
       } finally {
         sender.close();
@@ -150,6 +193,19 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
       const result = await recoverDeliveries(await ctx.database(), options.endpoint, parseIsoTime('--since', options.since));
       ctx.print(options, result, `${result.recovered} failed delivery(ies) of events since ${result.since} queued again, in creation order`);
     });
+}
+
+/**
+ * An attempt made by hand, for the operator who made it: the status (or failure), when and how
+ * long, and the start of the receiver's answer, quoted so that no control character of it
+ * reaches the terminal.
+ */
+function describeOutcome(result: ManualResult): string {
+  const status = result.ok ? `Delivered (HTTP ${result.httpStatus})` : `Failed: ${result.error}${result.httpStatus ? ` (HTTP ${result.httpStatus})` : ''}`;
+  const when = result.startedAt ? ` at ${result.startedAt}` : '';
+  const answer = result.answerStart ? `; the receiver answered ${JSON.stringify(result.answerStart)}` : '';
+  const gone = result.disabled ? `\nThe receiver answered 410 Gone: the endpoint is disabled (webhook enable to turn it back on)` : '';
+  return `${status}${when} in ${result.durationMs} ms${answer}${gone}`;
 }
 
 const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;

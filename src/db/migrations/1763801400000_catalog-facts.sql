@@ -138,12 +138,15 @@ BEGIN
       FROM pg_trigger tg
       JOIN pg_proc p ON p.oid = tg.tgfoid
       JOIN (VALUES ('bump_all_data_versions', 'ALWAYS'),
+                   ('close_booking_updated_events', 'ALWAYS'),
                    ('set_course_run_listed_from', 'ALWAYS'),
                    ('refresh_listings_after_truncate', 'ALWAYS'),
                    ('bump_data_versions_of_replicated_row', 'REPLICA'),
                    ('bump_data_versions_of_replicated_workspace', 'REPLICA'),
                    ('bump_data_versions_of_replicated_participant', 'REPLICA'),
                    ('record_replicated_booking_created', 'REPLICA'),
+                   ('record_replicated_booking_updated', 'REPLICA'),
+                   ('record_replicated_participant_changed', 'REPLICA'),
                    ('refresh_listing_of_replicated_session', 'REPLICA')) AS roles (function, role) ON roles.function = p.proname
      WHERE NOT tg.tgisinternal AND tg.tgenabled = 'O'
        AND p.pronamespace = current_schema()::regnamespace
