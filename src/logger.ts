@@ -15,7 +15,30 @@ export function createLogger(level: LoggerOptions['level'] = 'info', destination
       censor: '[redacted]',
     },
   };
-  return destination ? pino(options, destination) : pino(options);
+  // Pino's own default destination (standard output, written synchronously), kept so that lines
+  // serialised by their caller reach the same stream (`infoLines`).
+  const stream = destination ?? pino.destination(1);
+  const logger = pino(options, stream);
+  destinations.set(logger, stream);
+  return logger;
+}
+
+const destinations = new WeakMap<Logger, pino.DestinationStream>();
+
+/**
+ * Writes info lines whose fields the caller serialised itself, in the very format pino writes
+ * (`{"level":30,"time":…,<fields>,"msg":…}`), to the logger's own destination: for a line written
+ * on every request, whose parts are known in advance and need neither pino's generic serialiser
+ * nor its redaction (the caller passes only values that cannot hold a secret, or redacted ones).
+ * Null when the logger drops info lines. A logger this module did not create gets its lines
+ * through pino itself.
+ */
+export function infoLines(logger: Logger, msg: string): ((fields: string) => void) | null {
+  if (!logger.isLevelEnabled('info')) return null;
+  const stream = destinations.get(logger);
+  const end = `,"msg":${JSON.stringify(msg)}}\n`;
+  if (stream) return (fields) => void stream.write(`{"level":30,"time":${Date.now()},${fields}${end}`);
+  return (fields) => logger.info(JSON.parse(`{${fields}}`) as object, msg);
 }
 
 /** Percent-escapes decoded as UTF-8, never throwing on a malformed one (it becomes U+FFFD). */
