@@ -1,5 +1,6 @@
 import express, { type Express } from 'express';
 import type { IssuedCredentials } from '../src/auth/issued-credentials.ts';
+import { activeFeedOf } from '../src/calendar/feed-credential.ts';
 import type { ReplicaSet } from '../src/db/replicas.ts';
 import type { Logger } from '../src/logger.ts';
 import type { Metrics } from '../src/observability/metrics.ts';
@@ -29,7 +30,12 @@ export interface PublicAppDependencies extends PublicV1Dependencies {
 
 /** Every route of the public listener, each its ordered list of steps (rest/pipeline/route-table.ts). */
 export function publicRoutes(deps: PublicAppDependencies): Route[] {
-  return [...publicV1Routes(deps), calendarFeedRoute(deps), ...healthRoutes(deps.db, deps.lifecycle, deps.replicas), ...apiReferenceRoutes(deps.openapiYaml)];
+  return [
+    ...publicV1Routes(deps),
+    calendarFeedRoute({ ...deps, activeFeed: (token) => activeFeedOf(deps.db, deps.issued, token) }),
+    ...healthRoutes(deps.db, deps.lifecycle, deps.replicas),
+    ...apiReferenceRoutes(deps.openapiYaml),
+  ];
 }
 
 /**

@@ -2,10 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fresh from 'fresh';
 import type { AnswerCache } from '../../src/answer-cache/answer-cache.ts';
-import type { IssuedCredentials } from '../../src/auth/issued-credentials.ts';
 import { buildCalendarFeed } from '../../src/calendar/feed.ts';
-import { activeFeedOf } from '../../src/calendar/feed-credential.ts';
-import { FEED_PATH_PREFIX } from '../../src/calendar/feed-token-store.ts';
+import { FEED_PATH_PREFIX, type ActiveFeed } from '../../src/calendar/feed-token-store.ts';
 import type { DataVersion } from '../../src/db/data-versions.ts';
 import type { Database } from '../../src/db/database.ts';
 import { ApiError } from '../../src/errors.ts';
@@ -22,13 +20,16 @@ import type { Route } from '../pipeline/route-table.ts';
 import { readOnly } from '../steps/read-only.ts';
 
 export interface CalendarFeedDependencies extends OperationRuntime {
-  /** The primary: feed tokens are looked up there, so that a revoked one is refused at once. */
   db: Database;
   operations: CompiledOperations;
-  rateLimiters: RateLimiters;
-  guard: FailureGuard;
-  issued: IssuedCredentials;
-  answerCache: AnswerCache;
+  rateLimiters: Pick<RateLimiters, 'consumeFeed'>;
+  guard: Pick<FailureGuard, 'refuse'>;
+  /**
+   * The active feed a token names, or null for a malformed, unknown or revoked one
+   * (src/calendar/feed-credential.ts, on the primary, so that a revoked token is refused at once).
+   */
+  activeFeed: (token: string) => Promise<ActiveFeed | null>;
+  answerCache: Pick<AnswerCache, 'answer'>;
 }
 
 /** A release may render the same data differently: its feeds then get new ETags. */
@@ -70,7 +71,7 @@ export function calendarFeedRoute(deps: CalendarFeedDependencies): Route {
   // a valid token is served from any address.
   const feedToken: Step = async (state) => {
     const token = state.param.endsWith('.ics') ? state.param.slice(0, -4) : '';
-    const feed = await activeFeedOf(deps.db, deps.issued, token);
+    const feed = await deps.activeFeed(token);
     if (feed) {
       state.feed = feed;
       return;

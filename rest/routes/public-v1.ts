@@ -21,9 +21,9 @@ export interface PublicV1Dependencies {
   db: Database;
   registry: ResourceRegistry;
   operations: CompiledOperations;
-  authenticator: Authenticator;
+  authenticator: Pick<Authenticator, 'verified' | 'authenticate'>;
   rateLimiters: RateLimiters;
-  answerCache: AnswerCache;
+  answerCache: Pick<AnswerCache, 'answer'>;
   /** Removes secrets from what is logged of a request, and from what an error echoes of it. */
   redactor: Redactor;
 }

@@ -28,7 +28,7 @@ function authorizationHeader(rawHeaders: readonly string[]): string | string[] |
  * the address is worked out only for a failure. A key verified in this process within the key
  * cache's time is taken at once.
  */
-export function authenticate(authenticator: Authenticator): Step {
+export function authenticate(authenticator: Pick<Authenticator, 'verified' | 'authenticate'>): Step {
   const refused = (state: RequestState) => (error: unknown) => {
     if (isApiError(error) && error.code === 'rate_limit_exceeded') state.limiter = 'authentication';
     throw error;

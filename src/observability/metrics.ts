@@ -1,20 +1,26 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type LabelValues } from 'prom-client';
 import type { Database } from '../db/database.ts';
 import type { AnswerCache } from '../answer-cache/answer-cache.ts';
-import { countedCounter, CountedHistogram, type Cell } from './counted-series.ts';
+import { countedCounter, type Cell } from './counted-series.ts';
 
 type RequestLabel = 'route' | 'method' | 'status';
 
 /** The counts one request of the public listener adds to, in place (src/observability/counted-series.ts). */
 export interface RequestCounts {
-  /** `http_request_duration_seconds` of the request's route, method and status; its count is `http_requests_total`'s too. */
-  request(route: string, method: string, status: number): Cell<RequestLabel>;
+  /** `http_requests_total` and `http_request_duration_seconds` of the request's route, method and status. */
+  request(route: string, method: string, status: number): RequestCell;
   /** `authentication_failures_total`. */
   readonly authenticationFailures: Cell<never>;
   /** `rate_limit_rejections_total` of one limiter. */
   rateLimitRejections(limiter: string): Cell<'limiter'>;
   /** `response_cache_answers_total` of one answer and outcome. */
   cacheAnswers(answer: string, outcome: string): Cell<'answer' | 'outcome'>;
+}
+
+/** One route, method and status of the public listener's requests. */
+export interface RequestCell {
+  /** Counts a request that took `seconds`. */
+  observe(seconds: number): void;
 }
 
 /** The service's Prometheus metrics, one registry per server (tests run several in a process). */
@@ -29,7 +35,7 @@ export class Metrics {
 
   constructor(db: Database) {
     collectDefaultMetrics({ register: this.registry });
-    this.requestCounts = requestCounts(this.registry);
+    this.requestCounts = createRequestCounts(this.registry);
     this.statements = new Counter({
       name: 'db_statements_total',
       help: 'SQL statements sent through the request path (authentication, rate limits, queries).',
@@ -110,24 +116,22 @@ function cells<C>(make: (key: string) => C): (key: string) => C {
   };
 }
 
-function requestCounts(registry: Registry): RequestCounts {
-  const duration = new CountedHistogram<RequestLabel>({
+/** The request counts of one registry (a server's, or a test's). */
+export function createRequestCounts(registry: Registry): RequestCounts {
+  // The duration stays prom-client's own histogram, observed per request with its label set made
+  // once: prom-client takes a histogram's buckets only from its own observations.
+  const duration = new Histogram<RequestLabel>({
     name: 'http_request_duration_seconds',
     help: 'Time to answer a request on the public listener.',
     labelNames: ['route', 'method', 'status'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
-  const requests: Array<Cell<RequestLabel>> = [];
-  new Counter<RequestLabel>({
+  const requests = countedCounter<RequestLabel>({
     name: 'http_requests_total',
     help: 'HTTP requests on the public listener, by route, method and status.',
     labelNames: ['route', 'method', 'status'],
     registers: [registry],
-    collect() {
-      this.reset();
-      for (const cell of requests) this.inc(cell.labels, cell.count);
-    },
   });
   const rejections = countedCounter<'limiter'>({
     name: 'rate_limit_rejections_total',
@@ -142,15 +146,23 @@ function requestCounts(registry: Registry): RequestCounts {
     labelNames: ['answer', 'outcome'],
     registers: [registry],
   });
+  const cellOf = (labels: LabelValues<RequestLabel>): RequestCell => {
+    const counted = requests.cell(labels);
+    return {
+      observe(seconds) {
+        counted.count += 1;
+        duration.observe(labels, seconds);
+      },
+    };
+  };
   // Route, method and status by nesting, so that finding a request's cell joins no string.
-  const byRoute = cells(() => cells(() => new Map<number, Cell<RequestLabel>>()));
+  const byRoute = cells(() => cells(() => new Map<number, RequestCell>()));
   return {
     request(route, method, status) {
       const byStatus = byRoute(route)(method);
       let cell = byStatus.get(status);
       if (cell === undefined) {
-        cell = duration.cell({ route, method, status: String(status) });
-        requests.push(cell);
+        cell = cellOf({ route, method, status: String(status) });
         byStatus.set(status, cell);
       }
       return cell;
