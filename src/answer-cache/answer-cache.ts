@@ -290,14 +290,20 @@ export class AnswerCache {
    * were called. Under load a hit costs a fraction of a statement.
    */
   async #readVersion(workspaceId: string): Promise<DataVersion | null> {
-    const read = await this.#versionReads.next(workspaceId, async (started) => {
-      await new Promise((resolve) => setImmediate(resolve));
-      return this.#db.withConnection((connection) => {
-        // The statement is written to the connection right after: later requests share the next read.
-        started();
-        return readDataVersion(connection, workspaceId);
-      });
-    });
+    const read = await this.#versionReads.next(
+      workspaceId,
+      async (started) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        return this.#db.withConnection((connection) => {
+          // The statement is written to the connection right after: later requests share the next read.
+          started();
+          return readDataVersion(connection, workspaceId);
+        });
+      },
+      // A read the database did not answer fails the requests that waited for it to end too: a
+      // silent database answers them 503 within its bound, not within twice that.
+      isDatabaseUnavailable,
+    );
     return read.value;
   }
 }
