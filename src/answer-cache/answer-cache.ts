@@ -4,20 +4,10 @@ import type { Database, Queryable } from '../db/database.ts';
 import { committedCount, inVersionSnapshot, readDataVersion, type DataVersion } from '../db/data-versions.ts';
 import type { ReplicaSet } from '../db/replicas.ts';
 import { isDatabaseUnavailable } from '../errors.ts';
+import { keyOf, type Answer, type AnswerRequest } from './answer-request.ts';
 import { ServedCounts } from './served-counts.ts';
 
-/**
- * How a request's answer was produced. It travels with the answer to the request's state, where
- * the request log and the metrics read it:
- * - `hit`: the bytes of the workspace's current data version were cached (or being built by a
- *   request that read the same version): no statement but the version read;
- * - `miss`: built, and stored under the version read before building;
- * - `shared`: built by a concurrent request for the same answer and version, and waited for;
- * - `bypass`: built and not stored, because it is larger than the whole cache or because the
- *   workspace has no data version to key it by;
- * - `off`: the cache is turned off (`RESPONSE_CACHE_MAX_BYTES=0`).
- */
-export type CacheOutcome = 'hit' | 'miss' | 'shared' | 'bypass' | 'off';
+export type { Answer, AnswerRequest, CacheOutcome } from './answer-request.ts';
 
 export interface AnswerCacheOptions {
   /** The bound of the cached bytes (bodies and keys); 0 turns the cache off. */
@@ -41,24 +31,6 @@ function isReplicaFailure(error: unknown): boolean {
   return isDatabaseUnavailable(error);
 }
 
-/** One answer to be served: what it is, for whom, from which fixed operation's variables. Never changed once made. */
-export interface AnswerRequest {
-  /** The kind of answer (`courses`, `bookings`, `calendar`): one serialisation of one operation. */
-  readonly answer: string;
-  readonly workspaceId: string;
-  /** The operation's variables, participant variant included: part of the key. */
-  readonly variables: Readonly<Record<string, unknown>>;
-  /** The data version, when the caller has read it already (with the feed token); read here otherwise. */
-  readonly version?: DataVersion | null;
-}
-
-export interface Answer {
-  /** The exact bytes of the body, in pieces. */
-  body: readonly Buffer[];
-  length: number;
-  outcome: CacheOutcome;
-}
-
 interface Entry {
   version: DataVersion;
   /** When this instance learnt the version (see `#learnt`). */
@@ -71,18 +43,6 @@ interface Built {
   body: Buffer[];
   length: number;
   stored: boolean;
-}
-
-/** Keys of requests already seen: a caller that asks again with the same request object (one per API key and answer) serialises nothing. */
-const keys = new WeakMap<AnswerRequest, string>();
-
-function keyOf(request: AnswerRequest): string {
-  let key = keys.get(request);
-  if (key === undefined) {
-    key = `${request.answer}\n${request.workspaceId}\n${JSON.stringify(request.variables)}`;
-    keys.set(request, key);
-  }
-  return key;
 }
 
 /** One held connection as a build target: every statement of the build runs on it. */

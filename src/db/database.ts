@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
-import { isDatabaseUnavailable } from '../errors.ts';
 import { acquireLock, publishConnection, readLiveLock, releaseLock } from './embedded-lock.ts';
 import { serveEmbedded, type EmbeddedSocket } from './embedded-socket.ts';
 import { ensurePrivateDirectory, removeGroupAndOtherAccess } from './private-files.ts';
 import { poolTraits, type PoolTraits } from './server-probe.ts';
 import { StatementNames } from './statement-names.ts';
+import { clientBoundMs, onClient, unitOfWork } from './client-bound.ts';
 
 // timestamptz and timestamp arrive as Date; int8 counts as numbers (they stay far below 2^53).
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
@@ -105,35 +105,6 @@ export interface DatabaseOptions {
 
 const DEFAULT_POOL_SIZE = 10;
 
-/**
- * How long after the statement timeout the client gives up waiting by itself: long enough for a
- * reachable server's own cancellation (SQLSTATE 57014) to arrive first, short enough that a silent
- * database (a partition, a stalled pooler: nothing refused, nothing answered) is answered 503
- * within the statement timeout and a second.
- */
-const CLIENT_MARGIN_MS = 750;
-
-/** The client's bound of one unit of database work (a connection's wait and its statements), from the statement timeout. */
-export function clientBoundMs(statementTimeoutMs: number): number {
-  return statementTimeoutMs + CLIENT_MARGIN_MS;
-}
-
-/** The pool's `connect`, given up after `ms` (the connection, should it come later, goes back to the pool). */
-async function connectWithin(pool: pg.Pool, ms: number): Promise<pg.PoolClient> {
-  const connecting = pool.connect();
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error('timeout exceeded when trying to connect')), ms);
-  });
-  try {
-    return await Promise.race([connecting, expired]);
-  } catch (error) {
-    connecting.then((client) => client.release(), () => {});
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.url) {
@@ -233,14 +204,7 @@ async function wrapPool(
     rowMode: 'array',
   });
 
-  /** What is left of a unit of work that must end by `deadline`, as a statement's client-side timeout. */
-  const remaining = (deadline: number | null) => (deadline === null ? {} : { query_timeout: Math.max(1, deadline - Date.now()) });
-  /** Where a unit of work starting now must end, and its connection. */
-  const start = async (): Promise<{ client: pg.PoolClient; deadline: number | null }> => {
-    if (bound === null) return { client: await pool.connect(), deadline: null };
-    const deadline = Date.now() + bound;
-    return { client: await connectWithin(pool, bound), deadline };
-  };
+  const { start, remaining } = unitOfWork(pool, bound);
 
   /** A checked-out client as a `Queryable`; `run` wraps each statement (failure tracking). */
   const clientQueryable = (
@@ -258,36 +222,9 @@ async function wrapPool(
     },
   });
 
-  /**
-   * Runs `work` on one pooled connection within the client's bound (a connection's wait and its
-   * statements together). A connection that broke, timed out or still has statements in flight is
-   * not handed to anyone else.
-   */
-  const onConnection = async <T>(work: (connection: Queryable, configured: (config: pg.QueryConfig) => Promise<pg.QueryResult>) => Promise<T>): Promise<T> => {
-    const { client, deadline } = await start();
-    let broken: unknown;
-    let pending = 0;
-    // A connection lost while checked out is reported here; the statement's own promise fails too.
-    const onError = (error: unknown) => (broken = error);
-    client.on('error', onError);
-    const run = async <T>(statement: () => Promise<T>): Promise<T> => {
-      pending += 1;
-      try {
-        return await statement();
-      } catch (error) {
-        if (isDatabaseUnavailable(error)) broken = error;
-        throw error;
-      } finally {
-        pending -= 1;
-      }
-    };
-    try {
-      return await work(clientQueryable(client, deadline, run), (config) => run(() => client.query({ ...config, ...remaining(deadline) })));
-    } finally {
-      client.off('error', onError);
-      client.release(broken instanceof Error ? broken : pending > 0 ? new Error('released with statements in flight') : undefined);
-    }
-  };
+  /** Runs `work` on one pooled connection within the client's bound (src/db/client-bound.ts, `onClient`). */
+  const onConnection = <T>(work: (connection: Queryable, configured: (config: pg.QueryConfig) => Promise<pg.QueryResult>) => Promise<T>): Promise<T> =>
+    onClient(start, (client, deadline, run) => work(clientQueryable(client, deadline, run), (config) => run(() => client.query({ ...config, ...remaining(deadline) }))));
 
   const database: Database = {
     kind,
@@ -301,26 +238,14 @@ async function wrapPool(
     },
     pool,
     query(text, values) {
-      if (bound === null) {
-        for (const listener of listeners) listener(text);
-        return pool.query(text, values as unknown[] | undefined);
-      }
       return onConnection((connection) => connection.query(text, values));
     },
-    async queryArrays(text, values) {
-      if (bound === null) {
-        for (const listener of listeners) listener(text);
-        return (await pool.query<unknown[]>(arrayQuery(text, values))).rows;
-      }
+    queryArrays(text, values) {
       return onConnection((connection) => connection.queryArrays(text, values));
     },
     queryConfig(config) {
       const values = (config.values ?? []) as unknown[];
       const named = names && config.name ? { name: config.name, text: config.text, values } : { text: config.text, values };
-      if (bound === null) {
-        for (const listener of listeners) listener(config.text);
-        return pool.query(named);
-      }
       return onConnection((_connection, configured) => {
         for (const listener of listeners) listener(config.text);
         return configured(named);
