@@ -66,7 +66,7 @@ export function dispatch(options: DispatchOptions): RequestHandler {
     const state = new RequestState(req, res, match?.route.name ?? 'unmatched', match?.param ?? '', match?.hasQuery ?? false, requestId, headers);
     if (refused !== null) return fail(state, refused);
     if (match === null) return fail(state, new ApiError('not_found'));
-    nameServerRoute(req.method, match.route.name);
+    nameServerRoute(req.method, state.route);
     try {
       const pending = match.run(state);
       if (pending === undefined) finish(state);
