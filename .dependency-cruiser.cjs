@@ -5,14 +5,16 @@
  *   src/main.ts, src/server.ts, src/listeners.ts,    composition root
  *   src/build-embedded-template.ts
  *   rest/, src/cli/, src/internal-api/              ways in
- *   src/{auth,calendar,webhooks,workspaces,…}/      features and their stores
+ *   src/{auth,calendar,webhooks,workspaces,…}/      features and their stores (the answer cache among them)
  *   src/graphql/                                    schema, fixed operations, in-process execution
  *   src/loaders/                                    per-request DataLoaders
  *   src/db/                                         pool, migrations, registry, generated SQL
  *   src/{config,errors,flights,http-answers,input-error,logger,package-root}.ts, src/contract/   ground floor
+ *
+ * bench/ stands beside the service: it may import any of it, and nothing of the service imports it.
  */
 const GROUND = '^src/(config|errors|flights|http-answers|input-error|logger|package-root)\\.ts$|^src/contract/';
-const FEATURES = '^src/(auth|calendar|webhooks|workspaces|fixtures|demo|rate-limit|observability)/';
+const FEATURES = '^src/(answer-cache|auth|calendar|webhooks|workspaces|fixtures|demo|rate-limit|observability)/';
 const WAYS_IN = '^(rest/|src/cli/|src/internal-api/)';
 const ROOT = '^src/(main|server|listeners|build-embedded-template)\\.ts$';
 
@@ -72,6 +74,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^(src|rest)/', pathNot: '^src/(main|server)\\.ts$' },
       to: { path: ROOT },
+    },
+    {
+      name: 'nothing-imports-the-bench',
+      comment: 'The bench measures the service from outside: no module of the service imports it.',
+      severity: 'error',
+      from: { path: '^(src|rest)/' },
+      to: { path: '^bench/' },
     },
     {
       name: 'no-circular',

@@ -6,27 +6,16 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
+import type { BenchOptions } from './options.ts';
+import { median, type Generator, type LoadResult } from './results.ts';
 import { cpuSeconds, type Served } from './servers.ts';
 
-export const DURATION = Number(process.env.BENCH_DURATION_S ?? 5);
-export const WARMUP = Number(process.env.BENCH_WARMUP_S ?? 3);
-export const CONNECTIONS = 64;
-
-export type Generator = 'autocannon' | 'wrk';
+/** How long and how hard a server is loaded. */
+export type LoadOptions = Pick<BenchOptions, 'duration' | 'warmup' | 'connections'>;
 
 const WRK = '/usr/bin/wrk';
 /** wrk, from Debian's packages, when it is installed. */
 export const wrkAvailable = existsSync(WRK);
-
-export interface LoadResult {
-  rps: number;
-  p50: number;
-  p99: number;
-  statementsPerRequest: number;
-  /** Server CPU (user + system) per request. */
-  cpuMs: number;
-  errors: number;
-}
 
 interface Counted {
   requests: number;
@@ -36,8 +25,8 @@ interface Counted {
   errors: number;
 }
 
-async function withAutocannon(url: string, key: string, duration: number): Promise<Counted> {
-  const result = await autocannon({ url, connections: CONNECTIONS, headers: { authorization: `Bearer ${key}` }, duration });
+async function withAutocannon(url: string, key: string, duration: number, connections: number): Promise<Counted> {
+  const result = await autocannon({ url, connections, headers: { authorization: `Bearer ${key}` }, duration });
   return { requests: result.requests.total, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx };
 }
 
@@ -48,8 +37,8 @@ function wrkMs(text: string): number {
   return scale === undefined ? Number.NaN : Number(value) * scale;
 }
 
-async function withWrk(url: string, key: string, duration: number): Promise<Counted> {
-  const { stdout } = await promisify(execFile)(WRK, ['-t1', `-c${CONNECTIONS}`, `-d${duration}s`, '--latency', '-H', `Authorization: Bearer ${key}`, url]);
+async function withWrk(url: string, key: string, duration: number, connections: number): Promise<Counted> {
+  const { stdout } = await promisify(execFile)(WRK, ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-H', `Authorization: Bearer ${key}`, url]);
   const number = (pattern: RegExp) => Number(pattern.exec(stdout)?.[1] ?? 0);
   const requests = number(/(\d+) requests in/);
   const errors = number(/Non-2xx or 3xx responses: (\d+)/) + (/Socket errors: (.*)/.exec(stdout)?.[1]?.match(/\d+/g) ?? []).reduce((sum, n) => sum + Number(n), 0);
@@ -64,13 +53,13 @@ async function withWrk(url: string, key: string, duration: number): Promise<Coun
 
 const generate = (generator: Generator) => (generator === 'wrk' ? withWrk : withAutocannon);
 
-export async function warmUp(server: Served, path: string, key: string): Promise<void> {
-  await withAutocannon(`${server.url}${path}`, key, WARMUP);
+export async function warmUp(server: Served, path: string, key: string, options: LoadOptions): Promise<void> {
+  await withAutocannon(`${server.url}${path}`, key, options.warmup, options.connections);
 }
 
-export async function load(server: Served, path: string, key: string, generator: Generator = 'autocannon', duration = DURATION): Promise<LoadResult> {
+export async function load(server: Served, path: string, key: string, generator: Generator, options: LoadOptions): Promise<LoadResult> {
   const before = { statements: await server.statements(), cpu: await cpuSeconds(server.child) };
-  const counted = await generate(generator)(`${server.url}${path}`, key, duration);
+  const counted = await generate(generator)(`${server.url}${path}`, key, options.duration, options.connections);
   const after = { statements: await server.statements(), cpu: await cpuSeconds(server.child) };
   const { requests } = counted;
   return {
@@ -81,12 +70,6 @@ export async function load(server: Served, path: string, key: string, generator:
     cpuMs: requests > 0 ? ((after.cpu - before.cpu) * 1000) / requests : Number.NaN,
     errors: counted.errors,
   };
-}
-
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /** The rounds of one server at one size and endpoint, summarised by their medians. */

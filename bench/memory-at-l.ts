@@ -4,14 +4,14 @@
  * each step on its own (the peak is reset before each) and the RSS it leaves behind, split as far as
  * the process tells: files mapped (the node binary), V8's heap, memory outside it. All in MB.
  *
- *   node --import tsx bench/memory-at-l.ts    (DATABASE_URL for PostgreSQL, else embedded)
+ *   tsx bench/run.ts memory-at-l    (DATABASE_URL for PostgreSQL, else embedded)
  */
-import { openBenchDatabase, seed, ENDPOINTS } from './database.ts';
+import { openBenchDatabase, seed, ENDPOINTS, SIZES } from './database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { load, warmUp } from './load.ts';
+import type { BenchOptions } from './options.ts';
 import { memoryMb, peakRssMb, resetPeakRss, startFacade, stop, type Served } from './servers.ts';
 import { body } from './single-requests.ts';
-import { SIZES } from './sizes.ts';
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
@@ -28,7 +28,7 @@ async function heapMb(server: Served): Promise<string> {
   return `${of('nodejs_heap_size_total_bytes')} | ${of('nodejs_heap_size_used_bytes')} | ${of('nodejs_external_memory_bytes')}`;
 }
 
-async function main(): Promise<void> {
+export async function memoryAtL(options: BenchOptions): Promise<void> {
   const database = await openBenchDatabase();
   await migrate(database.db);
   const seeded = await seed(database.db, SIZES.find((size) => size.name === 'L')!);
@@ -53,8 +53,8 @@ async function main(): Promise<void> {
     });
     for (const endpoint of [ENDPOINTS[0]!, ENDPOINTS[2]!]) {
       await step(`hits under load ${endpoint.label}`, async () => {
-        await warmUp(facade, endpoint.path, seeded[endpoint.key]);
-        await load(facade, endpoint.path, seeded[endpoint.key]);
+        await warmUp(facade, endpoint.path, seeded[endpoint.key], options);
+        await load(facade, endpoint.path, seeded[endpoint.key], 'autocannon', options);
       });
     }
     process.stdout.write(`${rows.join('\n')}\n`);
@@ -63,8 +63,3 @@ async function main(): Promise<void> {
     await database.close();
   }
 }
-
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});

@@ -1,16 +1,12 @@
 /** The report's part on webhook latency and on what a booking update costs (bench/webhook-latency.ts). */
-import { round, table } from './format.ts';
-import { BURST, IDLE_SAMPLES, TARGET_P99_MS, type LatencyFigures, type StatementCount, type WebhookLatencyResults } from './webhook-latency.ts';
+import type { LatencyFigures, StatementCount, WebhookLatencyResults } from './results.ts';
+import { BURST, IDLE_SAMPLES } from './webhook-latency.ts';
+
+const round = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+const table = (head: string[], rows: string[][]) => [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)];
 
 const ms = (figures: LatencyFigures) => `${round(figures.p50, 0)} / ${round(figures.p99, 0)}`;
 const counted = (count: StatementCount) => `${count.total} (${Object.entries(count.kinds).map(([kind, n]) => `${kind} ${n}`).join(', ')})`;
-
-/** The rows of the report's target table. */
-export function webhookLatencyTargets(results: WebhookLatencyResults): string[][] {
-  const p99s = results.runs.map((run) => `${run.database} ${round(run.idle.p99, 0)} ms`);
-  const met = results.runs.length > 0 && results.runs.every((run) => run.idle.p99 <= TARGET_P99_MS && run.idle.lost === 0);
-  return [[`webhooks: p99 from commit to the receiver's answer ≤ ${TARGET_P99_MS / 1000} s for single changes after idle`, p99s.join('; '), met ? 'met' : '**missed**']];
-}
 
 export function webhookLatencySection(results: WebhookLatencyResults): string[] {
   const withCounts = results.runs.filter((run) => run.statements);
@@ -50,9 +46,4 @@ export function webhookLatencySection(results: WebhookLatencyResults): string[] 
         ]
       : []),
   ];
-}
-
-/** The target and the section alone, for a run of bench/webhook-latency.ts by itself. */
-export function webhookLatencyReport(results: WebhookLatencyResults): string[] {
-  return [...table(['target', 'measured', ''], webhookLatencyTargets(results)), '', ...webhookLatencySection(results)];
 }

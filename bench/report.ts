@@ -1,103 +1,75 @@
-/** docs/benchmarks.md from one run's results: this run's numbers only. */
+/**
+ * docs/benchmarks.md from a pass's results (bench/results.ts): the main pass (Node 24), and the
+ * load of the pass beside it (another Node.js version) where there is one. The targets are judged
+ * from the numbers by their own data (bench/targets.ts); nothing here is measured.
+ */
 import { DEFAULT_RESPONSE_CACHE_MAX_BYTES } from '../src/config.ts';
 import { ENDPOINTS } from './database.ts';
-import { CONNECTIONS, DURATION, WARMUP, median, type Generator, type LoadResult } from './load.ts';
-import { LABEL, type ServerName } from './servers.ts';
-import { KEY_CACHE_TTL_MS, MISSES, type MissResult } from './single-requests.ts';
-import type { WriteVariant } from './write-cost.ts';
-import { webhookLatencySection, webhookLatencyTargets } from './report-webhooks.ts';
-import type { WebhookLatencyResults } from './webhook-latency.ts';
-import { nodeVersionsSection } from './report-node-versions.ts';
-import { settingsSection, type SettingsResults } from './report-settings.ts';
-import { gapSection } from './report-gap.ts';
-import { range, ratioCell, round, table } from './format.ts';
+import { PAIRS } from './pass.ts';
+import { LABEL, median, rowOf, type BenchResults, type LoadRow, type ServerName } from './results.ts';
+import { webhookLatencySection } from './report-webhooks.ts';
+import { KEY_CACHE_TTL_MS, MISSES } from './single-requests.ts';
+import { TARGETS, verdict } from './targets.ts';
 
-export const PAIRS: Array<[ServerName, ServerName]> = [
-  ['hits', 'bare'],
-  ['hits', 'express'],
-  ['express', 'bare'],
-  ['off', 'bare'],
-  ['off', 'baseline'],
-  ['hits', 'off'],
-];
-export const STATEMENT_KINDS = ['hit', 'miss', 'off', 'baseline'] as const;
-
-/** One size and endpoint under load with one generator. */
-export interface LoadRow {
-  size: string;
-  endpoint: string;
-  generator: Generator;
-  bytes: number;
-  results: Partial<Record<ServerName, LoadResult>>;
-  /** Per round, by `a/b`. */
-  ratios: Record<string, number[]>;
-}
-
-export interface BenchResults {
-  machine: string;
-  loadAverage: { start: string; end: string };
-  rounds: number;
-  rows: LoadRow[];
-  rssAfterM: Partial<Record<ServerName, number>>;
-  misses: Map<string, MissResult>;
-  /** By `size|endpoint|kind`. */
-  statements: Map<string, number>;
-  /** By `size|endpoint|server`, milliseconds. */
-  sequential: Map<string, number>;
-  lRows: LoadRow[];
-  rssAtL: Partial<Record<ServerName, number>>;
-  writes: WriteVariant[];
-  webhooks: WebhookLatencyResults;
-  /** The median of `firstAnswers`. */
-  firstAnswerMs: number;
-  firstAnswers: number[];
-  settings: SettingsResults;
-  checks: string[];
-}
-
+export const round = (value: number | undefined, digits = 1) => (value !== undefined && Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+const range = (values: readonly number[] = []) => (values.length ? `${round(Math.min(...values), 2)}–${round(Math.max(...values), 2)}` : 'n/a');
+/** A ratio as the median of the rounds' ratios, with their range. */
+const ratioCell = (values: readonly number[] = [], bold = true) => (values.length ? `${bold ? '**' : ''}${round(median(values), 2)}×${bold ? '**' : ''} (${range(values)})` : 'n/a');
+const percent = (part: number, whole: number) => `${round((part / whole) * 100, 0)} %`;
+const table = (head: string[], rows: string[][]) => [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)];
 const bytesCell = (bytes: number) => (bytes < 10_240 ? `${bytes} B` : `${round(bytes / 1024, 0)} KB`);
-const verdict = (met: boolean) => (met ? 'met' : '**missed**');
+const SERVERS: ServerName[] = ['bare', 'express', 'hits', 'off', 'baseline'];
 
-function targets(results: BenchResults): string[][] {
-  const rowsOf = (size: string, generator: Generator = 'autocannon') => results.rows.filter((row) => row.size === size && row.generator === generator);
-  const ratio = (row: LoadRow, pair: string) => median(row.ratios[pair] ?? [Number.NaN]);
-  const each = (size: string, pair: string, bound: number, generator: Generator = 'autocannon') => {
-    const rows = rowsOf(size, generator);
-    return [rows.map((row) => `${row.endpoint} ${round(ratio(row, pair), 2)}× (${range(row.ratios[pair])})`).join('; '), verdict(rows.length > 0 && rows.every((row) => ratio(row, pair) >= bound))];
+function targetsSection(main: BenchResults, beside: BenchResults | undefined): string[] {
+  const shown = (results: BenchResults | undefined, target: (typeof TARGETS)[number]) => {
+    if (!results) return ['', ''];
+    const measured = target.measure(results);
+    const met = verdict(target, measured);
+    return [measured.map((entry) => entry.shown).join('; ') || 'not measured in this pass', met === null ? '' : met ? 'met' : '**missed**'];
   };
-  const hitsUnderLoad = rowsOf('M').map((row) => row.results.hits?.statementsPerRequest ?? Number.NaN);
-  const statementsOfOne = ENDPOINTS.flatMap((endpoint) => ['S', 'M', 'L'].map((size) => results.statements.get(`${size}|${endpoint.label}|hit`) ?? Number.NaN));
-  const missRatios = ENDPOINTS.map((endpoint) => results.misses.get(endpoint.label)?.ratio ?? Number.NaN);
-  const writeRatios = results.writes.map((variant) => median(variant.withTriggers) / median(variant.withoutTriggers));
-  const offBaseline = rowsOf('M').map((row) => ratio(row, 'off/baseline'));
-  const rows: string[][] = [
-    ['cache hits at M ≥ 0.5 × bare, each endpoint', ...each('M', 'hits/bare', 0.5)],
-    ['cache hits at S ≥ 0.3 × bare, each endpoint', ...each('S', 'hits/bare', 0.3)],
-    ['cache hits at M ≥ 0.9 × express without middleware, each endpoint', ...each('M', 'hits/express', 0.9)],
-    ['cache hits at S ≥ 0.9 × express without middleware, each endpoint', ...each('S', 'hits/express', 0.9)],
+  const head = ['target', `Node ${main.node}`, '', ...(beside ? [`Node ${beside.node} (beside)`, ''] : [])];
+  return ['## Targets', '', ...table(head, TARGETS.map((target) => [target.text, ...shown(main, target), ...(beside ? shown(beside, target) : [])])), ''];
+}
+
+function hitPartsSection(results: BenchResults): string[] {
+  const profile = results.hitProfile;
+  if (!profile) return [];
+  return [
+    '## Where a cache hit goes',
+    '',
+    `The facade started as \`npm start\` with \`--cpu-prof\`, loaded with cache hits of ${profile.endpoint} at M by ${profile.generator} (${round(profile.rps, 0)} req/s while profiled);`,
+    `its busy samples split by the file of each function into the parts of a hit, each part's share then taken of the ${round(profile.cpuUs, 1)} µs of CPU a hit`,
+    'costs in the load phase above (without the profiler). `tsx bench/run.ts profile` prints the same for any endpoint.',
+    '',
+    ...table(['part', 'µs per hit', 'share', 'taken to'], profile.parts.map((part) => [part.part, round(part.us, 1), percent(part.share, 1), part.floor])),
+    '',
   ];
-  if (results.rows.some((row) => row.generator === 'wrk')) {
-    rows.push(['the same at M with wrk as the load generator: hits ≥ 0.5 × bare', ...each('M', 'hits/bare', 0.5, 'wrk')]);
-    rows.push(['the same at M with wrk as the load generator: hits ≥ 0.9 × express', ...each('M', 'hits/express', 0.9, 'wrk')]);
-  }
-  rows.push(
-    ['statements per cache hit under load at M ≤ 0.05', hitsUnderLoad.map((value) => round(value, 3)).join(' · '), verdict(hitsUnderLoad.every((value) => value <= 0.05))],
-    ['statements of one cache hit with its key lookup ≤ 2 (S, M, L)', [...new Set(statementsOfOne)].join(', '), verdict(statementsOfOne.every((value) => value <= 2))],
-    ['cache misses ≤ 1.10 × the build without the cache (M, one at a time)', ENDPOINTS.map((endpoint, i) => `${endpoint.label} ${round(missRatios[i], 2)}×`).join(', '), verdict(missRatios.every((value) => value <= 1.1))],
-    ['builds (cache off) at M ≥ 0.9 × the hand-written baseline', offBaseline.map((value) => `${round(value, 2)}×`).join(' · '), verdict(offBaseline.every((value) => value >= 0.9))],
-    ['facade peak RSS under load at S and M < 300 MB', `${round(results.rssAfterM.hits, 0)} MB (cache off ${round(results.rssAfterM.off, 0)} MB)`, verdict((results.rssAfterM.hits ?? 0) < 300 && (results.rssAfterM.off ?? 0) < 300)],
-    ['facade peak RSS at L < 300 MB', `${round(results.rssAtL.hits, 0)} MB (cache off ${round(results.rssAtL.off, 0)} MB)`, verdict((results.rssAtL.hits ?? 0) < 300 && (results.rssAtL.off ?? 0) < 300)],
-    ['writes: 1,000 bookings by 10 writers with the data-version triggers ≤ 1.25 × without', results.writes.map((variant, i) => `${variant.name}: ${round(writeRatios[i], 2)}×`).join('; '), verdict(writeRatios.every((value) => value <= 1.25))],
-    ...webhookLatencyTargets(results.webhooks),
-    ['a newcomer\'s `npm start` on an empty data directory answers its first 200 within 3 s', `${round(results.firstAnswerMs / 1000, 2)} s (median of ${results.firstAnswers.map((ms) => round(ms / 1000, 2)).join(', ')})`, verdict(results.firstAnswerMs <= 3000)],
-  );
-  return rows;
+}
+
+/** CPU per hit split into what node:http costs (the bare server), what express adds, and what the service adds to express. */
+function gapSection(results: BenchResults): string[] {
+  const rows = results.rows.filter((row) => row.results.bare && row.results.express && row.results.hits);
+  const split = (row: LoadRow) => {
+    const [bare, express, hits] = [row.results.bare!.cpuMs, row.results.express!.cpuMs, row.results.hits!.cpuMs];
+    return [row.size, row.endpoint, row.generator, `${round(median(row.ratios['express/bare'] ?? []), 2)}×`, round(hits, 3), `${round(bare, 3)} (${percent(bare, hits)})`, `${round(express - bare, 3)} (${percent(express - bare, hits)})`, `${round(hits - express, 3)} (${percent(hits - express, hits)})`];
+  };
+  return [
+    '## Where the gap is',
+    '',
+    'The bare server is node:http writing recorded bytes; express without a single middleware sends the same bytes',
+    "through its application and router, and the facade is that express app with the service's checks and cache.",
+    "Each server's CPU per request in this pass splits a cache hit's cost:",
+    '',
+    ...table(['size', 'endpoint', 'generator', 'express / bare req/s', 'facade CPU ms / hit', 'of it node:http (the bare server)', 'express, above node:http', 'the service, above express'], rows.map(split)),
+    '',
+  ];
 }
 
 function loadTables(rows: LoadRow[], servers: ServerName[]): string[] {
+  const pairs = PAIRS.filter(([a, b]) => rows.some((row) => row.ratios[`${a}/${b}`]));
   const throughput = table(
-    ['size', 'endpoint', 'generator', 'body', ...servers.map((name) => `${LABEL[name]} req/s`), ...PAIRS.map(([a, b]) => `${a} / ${b}`)],
-    rows.map((row) => [row.size, row.endpoint, row.generator, bytesCell(row.bytes), ...servers.map((name) => round(row.results[name]?.rps, 0)), ...PAIRS.map(([a, b]) => ratioCell(row.ratios[`${a}/${b}`]))]),
+    ['size', 'endpoint', 'generator', 'body', ...servers.map((name) => `${LABEL[name]} req/s`), ...pairs.map(([a, b]) => `${a} / ${b}`)],
+    rows.map((row) => [row.size, row.endpoint, row.generator, bytesCell(row.bytes), ...servers.map((name) => round(row.results[name]?.rps, 0)), ...pairs.map(([a, b]) => ratioCell(row.ratios[`${a}/${b}`]))]),
   );
   const detail = table(
     ['size', 'endpoint', 'generator', 'server', 'p50 / p99 ms', 'server CPU ms / req', 'SQL / req', 'errors'],
@@ -113,76 +85,76 @@ function loadTables(rows: LoadRow[], servers: ServerName[]): string[] {
   return [...throughput, '', ...detail];
 }
 
-export function renderReport(results: BenchResults, other?: BenchResults): string {
-  const servers: ServerName[] = ['bare', 'express', 'hits', 'off', 'baseline'];
-  const rss = (of: Partial<Record<ServerName, number>>) => servers.map((name) => `${LABEL[name]} ${round(of[name], 0)} MB`).join(', ');
-  const statementsAt = (label: string, kind: string) => ['S', 'M', 'L'].map((size) => String(results.statements.get(`${size}|${label}|${kind}`) ?? 'n/a'));
+function besideSection(main: BenchResults, beside: BenchResults | undefined): string[] {
+  if (!beside) return [];
+  const [a, b] = [main.node, beside.node];
+  const rows = main.rows.map((row) => {
+    const twin = rowOf(beside, row.size, row.endpoint, row.generator);
+    const pair = (pairName: string) => [ratioCell(row.ratios[pairName], false), ratioCell(twin?.ratios[pairName], false)];
+    return [row.size, row.endpoint, row.generator, `${round(row.results.hits?.rps, 0)} · ${round(twin?.results.hits?.rps, 0)}`, `${round(row.results.hits?.cpuMs, 3)} · ${round(twin?.results.hits?.cpuMs, 3)}`, ...pair('hits/bare'), ...pair('hits/express'), ...pair('express/bare')];
+  });
   return [
-    '# Benchmarks',
+    `## Node ${b} beside Node ${a}`,
     '',
-    'One run of `npm run bench`: the GraphQL-backed facade, with its response cache on (hits) and off',
-    '(builds), against two servers that send the very bytes the facade sent, recorded just before: a bare',
-    '`node:http` server (`bench/bare.ts`, the wire\'s limit) and an express 5 app without middleware',
-    '(`bench/express-reference.ts`, the framework\'s); and against a hand-written baseline',
-    '(`bench/baseline.ts`: express + pg, one SQL query per endpoint). Every server is a process of its',
-    'own, the load generator another. Bodies are checked byte for byte before anything is measured.',
-    'Earlier runs and what each optimisation gained: [benchmark-history.md](benchmark-history.md).',
+    `The load phases at S and M again, on Node ${b}, in a pass of their own right after the main one, on the same machine and database with the`,
+    `same settings (load average ${beside.loadAverage.start} at its start). Compare ratios, each within its own pass.`,
     '',
-    `Machine: ${results.machine}. Load average (1, 5, 15 min) of the shared machine: ${results.loadAverage.start} at the start, ${results.loadAverage.end} at the end.`,
+    ...table(['size', 'endpoint', 'generator', `hits req/s ${a} · ${b}`, `hits CPU ms / req ${a} · ${b}`, `hits / bare ${a}`, `hits / bare ${b}`, `hits / express ${a}`, `hits / express ${b}`, `express / bare ${a}`, `express / bare ${b}`], rows),
     '',
-    'Reproduce: `DATABASE_URL=postgresql://… npm run bench` (a database of its own is created and dropped;',
-    `without DATABASE_URL the embedded database). Load: ${CONNECTIONS} connections, ${WARMUP} s warm-up per server, then ${results.rounds} rounds of`,
-    `${DURATION} s in which the servers take turns (who goes first rotates). Tables give medians over the rounds;`,
-    'a ratio is the median of the rounds\' ratios, its range in brackets. autocannon runs in the bench\'s',
-    'process; wrk (Debian\'s package, when installed) is a lighter generator in a process of its own, to show',
-    'whether autocannon is the ceiling. Both facades run with the arguments of `npm start` and production',
-    `settings (the response cache at its default ${DEFAULT_RESPONSE_CACHE_MAX_BYTES / 2 ** 20} MiB, or off) but the rate limit, lifted by \`RATE_LIMIT_MAX\`.`,
+    `Facade peak RSS under load at S and M (cache hits · cache off): ${round(main.rssAfterM.hits, 0)} · ${round(main.rssAfterM.off, 0)} MB on Node ${a}, ${round(beside.rssAfterM.hits, 0)} · ${round(beside.rssAfterM.off, 0)} MB on Node ${b}.`,
     '',
-    'Sizes: S = 5 runs, 20 bookings; M = 200 published runs × 6 sessions (+ 20 drafts and a cancelled',
-    'session per run), 5,000 bookings with participants; L = 10,000 runs × 10 sessions, 100,000 bookings.',
+  ];
+}
+
+function settingsSection(results: BenchResults): string[] {
+  const settings = results.settings;
+  if (!settings) return [];
+  const rows = settings.rows.map(({ setting, names: [v, b], base, variant, row }) => {
+    const [baseResult, variantResult] = [row.results[base], row.results[variant]];
+    const both = (pick: (result: NonNullable<typeof baseResult>) => number, digits: number) => `${v} ${round(variantResult && pick(variantResult), digits)} · ${b} ${round(baseResult && pick(baseResult), digits)}`;
+    return [setting, row.endpoint, row.generator, both((result) => result.rps, 0), both((result) => result.cpuMs, 3), `${v} / ${b} ${ratioCell(row.ratios[`${variant}/${base}`])}`, `${v} / ${b} ${ratioCell(row.ratios[`cpu:${variant}/${base}`])}`, both((result) => result.statementsPerRequest, 2)];
+  });
+  const { exports, bytes, requests } = settings.exported;
+  return [
+    '## What a setting costs (M)',
     '',
-    '## Targets',
+    `Two facades that differ in one setting, loaded in turns like the servers above: tracing exporting every span over OTLP/HTTP to a receiver in a process of its own (${LABEL.traced}; ${LABEL['off-traced']}) against no OTLP endpoint, where the SDK, its instrumentations and the module hook are never loaded; and listing statements run unnamed (\`DATABASE_PREPARED_STATEMENTS=false\`, what PgBouncer in transaction mode gets by detection) against prepared once per connection and run by name, the default on a direct connection, with the cache off so that every request runs them.`,
     '',
-    ...table(['target', 'measured', ''], targets(results)),
+    ...table(['setting', 'endpoint', 'generator', 'req/s', 'server CPU ms / req', 'req/s ratio', 'CPU per request ratio', 'SQL / req'], rows),
     '',
-    ...gapSection(results),
-    '## Throughput (S, M)',
+    `The receiver took ${exports} exports, ${round(bytes / 2 ** 20, 1)} MiB, over ${requests} traced requests (${round(bytes / Math.max(requests, 1), 0)} bytes of spans per request).`,
+    ...settings.skipped.map((reason) => `Not run: ${reason}.`),
+    'Tracing off costs nothing on a cache hit: no SDK is loaded and no span is opened on its path.',
     '',
-    ...loadTables(results.rows, servers),
-    '',
-    `Peak RSS over the load at S and M: ${rss(results.rssAfterM)}.`,
-    '',
-    ...nodeVersionsSection(results, other),
+  ];
+}
+
+function oneAtATimeSections(results: BenchResults): string[] {
+  const statementsAt = (label: string, kind: string) => ['S', 'M', 'L'].map((size) => String(results.statements[`${size}|${label}|${kind}`] ?? 'n/a'));
+  const kinds = { hit: 'facade, cache hit', miss: 'facade, cache miss', off: 'facade, cache off', baseline: 'baseline' } as const;
+  return [
     '## Cache misses (M)',
     '',
-    `${MISSES} requests per server, one at a time, each after a committed change to the workspace, the facade`,
-    'with the cache on (every request a miss: the data version read, the build, the answer stored) and off',
-    'alternating. Client time, median; the ratio is the median of the pairs\' ratios.',
+    `${MISSES} requests per server, one at a time, each after a committed change to the workspace, the facade with the cache on (every request a miss: the data version read, the build, the answer stored) and off alternating. Client time, median; the ratio is the median of the pairs' ratios.`,
     '',
     ...table(
       ['endpoint', 'miss ms', 'cache off ms', 'miss / off', 'miss CPU ms', 'off CPU ms', 'miss SQL', 'off SQL', 'misses counted'],
-      ENDPOINTS.map((endpoint) => {
-        const miss = results.misses.get(endpoint.label)!;
-        return [endpoint.label, round(miss.missMs, 2), round(miss.offMs, 2), `**${round(miss.ratio, 2)}×**`, round(miss.missCpuMs, 2), round(miss.offCpuMs, 2), round(miss.missStatements, 2), round(miss.offStatements, 2), `${miss.misses} of ${miss.requests}`];
-      }),
+      Object.entries(results.misses).map(([label, miss]) => [label, round(miss.missMs, 2), round(miss.offMs, 2), `**${round(miss.ratio, 2)}×**`, round(miss.missCpuMs, 2), round(miss.offCpuMs, 2), round(miss.missStatements, 2), round(miss.offStatements, 2), `${miss.misses} of ${miss.requests}`]),
     ),
     '',
     '## SQL statements of one request',
     '',
     `One request sent more than the key cache's ${KEY_CACHE_TTL_MS} ms after the previous one, so its key lookup is counted.`,
     '',
-    ...table(
-      ['endpoint', 'server', 'S', 'M', 'L'],
-      ENDPOINTS.flatMap((endpoint) => STATEMENT_KINDS.map((kind) => [endpoint.label, { hit: 'facade, cache hit', miss: 'facade, cache miss', off: 'facade, cache off', baseline: 'baseline' }[kind], ...statementsAt(endpoint.label, kind)])),
-    ),
+    ...table(['endpoint', 'server', 'S', 'M', 'L'], ENDPOINTS.flatMap((endpoint) => Object.entries(kinds).map(([kind, label]) => [endpoint.label, label, ...statementsAt(endpoint.label, kind)]))),
     '',
     '## Single requests in sequence (median of 7)',
     '',
     ...table(
       ['endpoint', 'server', 'M ms', 'L ms', 'L / M'],
       ENDPOINTS.slice(0, 2).flatMap((endpoint) =>
-        servers.map((name) => {
-          const [m, l] = ['M', 'L'].map((size) => results.sequential.get(`${size}|${endpoint.label}|${name}`) ?? Number.NaN) as [number, number];
+        SERVERS.map((name) => {
+          const [m, l] = ['M', 'L'].map((size) => results.sequential[`${size}|${endpoint.label}|${name}`] ?? Number.NaN) as [number, number];
           return [endpoint.label, LABEL[name], round(m), round(l), round(l / m)];
         }),
       ),
@@ -192,7 +164,7 @@ export function renderReport(results: BenchResults, other?: BenchResults): strin
     '',
     ...loadTables(results.lRows, ['bare', 'hits']),
     '',
-    `Peak RSS over the L requests (started afresh before them): ${rss(results.rssAtL)}.`,
+    `Peak RSS over the L requests (started afresh before them): ${SERVERS.map((name) => `${LABEL[name]} ${round(results.rssAtL[name], 0)} MB`).join(', ')}.`,
     '',
     '## Writes',
     '',
@@ -200,25 +172,53 @@ export function renderReport(results: BenchResults, other?: BenchResults): strin
     '',
     ...table(
       ['writes', 'with the triggers ms', 'without ms', 'with / without'],
-      results.writes.map((variant) => [
-        variant.name,
-        `${round(median(variant.withTriggers), 0)} (${round(Math.min(...variant.withTriggers), 0)}–${round(Math.max(...variant.withTriggers), 0)})`,
-        `${round(median(variant.withoutTriggers), 0)} (${round(Math.min(...variant.withoutTriggers), 0)}–${round(Math.max(...variant.withoutTriggers), 0)})`,
-        `**${round(median(variant.withTriggers) / median(variant.withoutTriggers), 2)}×**`,
-      ]),
+      results.writes.map((variant) => [variant.name, `${round(median(variant.withTriggers), 0)} (${range(variant.withTriggers)})`, `${round(median(variant.withoutTriggers), 0)} (${range(variant.withoutTriggers)})`, `**${round(median(variant.withTriggers) / median(variant.withoutTriggers), 2)}×**`]),
     ),
     '',
-    ...webhookLatencySection(results.webhooks),
+  ];
+}
+
+export function renderReport(main: BenchResults, beside?: BenchResults): string {
+  return [
+    '# Benchmarks',
     '',
-    ...settingsSection(results.settings),
+    'One run of `npm run bench`: the GraphQL-backed facade, with its response cache on (hits) and off (builds), against two servers that',
+    "send the very bytes the facade sent, recorded just before: a bare `node:http` server (the wire's limit) and an express 5 app without",
+    "middleware (the framework's), both in `bench/reference-servers.ts`; and against a hand-written baseline (`bench/baseline.ts`: express + pg,",
+    'one SQL query per endpoint). Every server is a process of its own, the load generator another. Bodies are checked byte for byte',
+    'before anything is measured. Earlier runs and what each optimisation gained: [benchmark-history.md](benchmark-history.md).',
     '',
-    '## A newcomer\'s first answer',
+    `The main pass runs on Node ${main.node}${main.node.startsWith('v24.') ? ', what users run' : ''}${beside ? `; the load phases ran again on Node ${beside.node} beside it` : ''}.`,
+    `Machine: ${main.machine}, ${main.database}. Load average (1, 5, 15 min) of the shared machine: ${main.loadAverage.start} at the start, ${main.loadAverage.end} at the end of the main pass.`,
     '',
-    `\`npm start\` (\`dist/src/main.js\`) on an empty data directory, from the start of the process to the first 200 from /courses with the demo key it prints, three times, each on a data directory of its own: ${results.firstAnswers.map((ms) => `${round(ms / 1000, 2)} s`).join(', ')}; median ${round(results.firstAnswerMs / 1000, 2)} s.`,
+    `Reproduce: \`DATABASE_URL=postgresql://… npm run bench\` (a database of its own is created and dropped; without DATABASE_URL the embedded`,
+    `database). Load: ${main.connections} connections, ${main.warmup} s warm-up per server, then ${main.rounds} rounds of ${main.duration} s in which the servers take turns (who goes`,
+    "first rotates). Tables give medians over the rounds; a ratio is the median of the rounds' ratios, its range in brackets. autocannon runs",
+    "in the pass's process; wrk (Debian's package) is a lighter generator in a process of its own. Both facades run with the arguments of",
+    `\`npm start\` and production settings (the response cache at its default ${DEFAULT_RESPONSE_CACHE_MAX_BYTES / 2 ** 20} MiB, or off) but the rate limit, lifted by \`RATE_LIMIT_MAX\`.`,
     '',
+    'Sizes: S = 5 runs, 20 bookings; M = 200 published runs × 6 sessions (+ 20 drafts and a cancelled session per run), 5,000 bookings',
+    'with participants; L = 10,000 runs × 10 sessions, 100,000 bookings.',
+    '',
+    ...targetsSection(main, beside),
+    ...hitPartsSection(main),
+    ...gapSection(main),
+    '## Throughput (S, M)',
+    '',
+    ...loadTables(main.rows, SERVERS),
+    '',
+    `Peak RSS over the load at S and M: ${SERVERS.map((name) => `${LABEL[name]} ${round(main.rssAfterM[name], 0)} MB`).join(', ')}.`,
+    '',
+    ...besideSection(main, beside),
+    ...(main.loadOnly ? [] : oneAtATimeSections(main)),
+    ...settingsSection(main),
+    ...(main.webhooks ? [...webhookLatencySection(main.webhooks), ''] : []),
+    ...(main.firstAnswers.length
+      ? ["## A newcomer's first answer", '', `\`npm start\` on an empty data directory, from the start of the process to the first 200 from /courses with the demo key it prints, three times: ${main.firstAnswers.map((ms) => `${round(ms / 1000, 2)} s`).join(', ')}; median ${round(median(main.firstAnswers) / 1000, 2)} s.`, '']
+      : []),
     '## Checks',
     '',
-    ...results.checks.map((check) => `- ${check}`),
+    ...main.checks.map((check) => `- ${check}`),
     '',
   ].join('\n');
 }

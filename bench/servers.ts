@@ -10,15 +10,11 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import getPort from 'get-port';
 import waitOn from 'wait-on';
-import type { Recording } from './recordings.ts';
+import type { Recording } from './reference-servers.ts';
+import type { FacadeName, ServerName } from './results.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const INTERNAL_TOKEN = randomBytes(24).toString('hex');
-
-export type ServerName = 'bare' | 'express' | 'hits' | 'off' | 'baseline' | 'traced' | 'off-traced' | 'unprepared';
-
-/** The facades: cache hits or builds, and the variants of one setting each that bench/settings-cost.ts compares. */
-export type FacadeName = 'hits' | 'off' | 'traced' | 'off-traced' | 'unprepared';
 
 export interface Served {
   name: ServerName;
@@ -29,18 +25,6 @@ export interface Served {
   /** The facade's /metrics text; empty for the other servers. */
   metrics(): Promise<string>;
 }
-
-/** How the report names each server. */
-export const LABEL: Record<ServerName, string> = {
-  bare: 'bare node:http',
-  express: 'express, no middleware',
-  hits: 'facade, cache hits',
-  off: 'facade, cache off',
-  baseline: 'baseline',
-  traced: 'facade, cache hits, tracing on',
-  'off-traced': 'facade, cache off, tracing on',
-  unprepared: 'facade, cache off, no prepared statements',
-};
 
 /** Until `url` answers `status`, at most 60 s. */
 async function answering(url: string, status = 200): Promise<void> {
@@ -61,11 +45,12 @@ function spawnServer(args: string[], env: Record<string, string>, cwd = ROOT): C
 
 /**
  * The facade as `npm start` runs it, with production settings but the rate limit; from another
- * checkout's build when `root` names one (an A/B comparison).
+ * checkout's build when `root` names one (an A/B comparison); `nodeArguments` go before the
+ * start script's own (a profiler's).
  */
-export async function startFacade(name: FacadeName, env: Record<string, string>, root = ROOT): Promise<Served> {
+export async function startFacade(name: FacadeName, env: Record<string, string>, root = ROOT, nodeArguments: string[] = []): Promise<Served> {
   const [port, internalPort] = [await getPort(), await getPort()];
-  const child = spawnServer(await startArguments(root), {
+  const child = spawnServer([...nodeArguments, ...(await startArguments(root))], {
     ...env,
     PORT: String(port),
     INTERNAL_PORT: String(internalPort),
@@ -111,16 +96,16 @@ export async function startBaseline(connectionString: string): Promise<Served> {
 export async function startReference(name: 'bare' | 'express', recordings: Recording[], file: string): Promise<Served> {
   await writeFile(file, JSON.stringify(recordings));
   const port = await getPort();
-  const child = spawnServer(['--import', 'tsx', `bench/${name === 'bare' ? 'bare' : 'express-reference'}.ts`], { BENCH_RECORDINGS: file, PORT: String(port) });
+  const child = spawnServer(['--import', 'tsx', 'bench/reference-servers.ts', name], { BENCH_RECORDINGS: file, PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
   await answering(`${url}/`, 404);
   return { name, url, child, metrics: async () => '', statements: async () => 0 };
 }
 
-/** The OTLP/HTTP receiver of the traced facades (bench/otlp-sink.ts). */
+/** The OTLP/HTTP receiver of the traced facades (bench/reference-servers.ts). */
 export async function startOtlpSink(): Promise<{ url: string; child: ChildProcess; received(): Promise<{ exports: number; bytes: number }> }> {
   const port = await getPort();
-  const child = spawnServer(['--import', 'tsx', 'bench/otlp-sink.ts'], { PORT: String(port) });
+  const child = spawnServer(['--import', 'tsx', 'bench/reference-servers.ts', 'otlp'], { PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
   await answering(`${url}/stats`);
   return { url, child, received: async () => (await (await fetch(`${url}/stats`)).json()) as { exports: number; bytes: number } };

@@ -8,14 +8,14 @@ import { join } from 'node:path';
 import getPort from 'get-port';
 import { loadConfig } from '../src/config.ts';
 import type { Database } from '../src/db/database.ts';
-import { median } from './load.ts';
+import { median, type MissResult } from './results.ts';
 import { cpuSeconds, startArguments, stop, type Served } from './servers.ts';
 import { spawn } from 'node:child_process';
 
 /** How long the facade trusts a looked-up key: its production default. */
 export const KEY_CACHE_TTL_MS = loadConfig({}).KEY_CACHE_TTL_MS;
 /** Sequential misses per endpoint, facade with the cache on and off alternating. */
-export const MISSES = Number(process.env.BENCH_MISSES ?? 40);
+export const MISSES = 40;
 
 export async function body(url: string, key: string): Promise<string> {
   const response = await fetch(url, { headers: { Authorization: `Bearer ${key}` } });
@@ -27,21 +27,6 @@ export async function body(url: string, key: string): Promise<string> {
 function metricValue(text: string, sample: string): number {
   const line = text.split('\n').find((entry) => entry.startsWith(`${sample} `));
   return line ? Number(line.slice(sample.length + 1)) : 0;
-}
-
-export interface MissResult {
-  /** Median time of one request, facade with the cache on (every request a miss) and off. */
-  missMs: number;
-  offMs: number;
-  /** Median of the pairs' miss / off ratios. */
-  ratio: number;
-  missCpuMs: number;
-  offCpuMs: number;
-  missStatements: number;
-  offStatements: number;
-  /** Misses /metrics counted, of the requests sent. */
-  misses: number;
-  requests: number;
 }
 
 /**

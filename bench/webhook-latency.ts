@@ -15,7 +15,6 @@ import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { generate } from 'selfsigned';
 import { openDatabase, type Database } from '../src/db/database.ts';
@@ -23,42 +22,13 @@ import { migrate } from '../src/db/migrate.ts';
 import { importFixture } from '../src/fixtures/import-fixture.ts';
 import { addEndpoint } from '../src/webhooks/endpoint-store.ts';
 import { SecretBox } from '../src/webhooks/secret-box.ts';
+import type { LatencyFigures, StatementCount, WebhookLatencyResults, WebhookLatencyRun } from './results.ts';
 import { stop } from './servers.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 export const BURST = { bookings: 1_000, seconds: 10 };
 export const IDLE_SAMPLES = Number(process.env.BENCH_WEBHOOK_IDLE_SAMPLES ?? 20);
 const IDLE_MS: [number, number] = [1_000, 3_000];
-/** The target for single changes after idle. */
-export const TARGET_P99_MS = 1_000;
-
-export interface LatencyFigures {
-  samples: number;
-  /** Events not answered within the wait. */
-  lost: number;
-  p50: number;
-  p99: number;
-  max: number;
-}
-
-export interface StatementCount {
-  total: number;
-  /** By kind: the statement sent, the data version, the webhook triggers, foreign-key checks, the job queue. */
-  kinds: Record<string, number>;
-}
-
-export interface WebhookLatencyRun {
-  database: string;
-  burst: LatencyFigures & { seconds: number };
-  idle: LatencyFigures;
-  /** One booking update in one transaction; null where auto_explain cannot be loaded (the embedded database). */
-  statements: { without: StatementCount; with: StatementCount } | null;
-}
-
-export interface WebhookLatencyResults {
-  runs: WebhookLatencyRun[];
-  skipped: string[];
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -287,11 +257,4 @@ export async function measureWebhookLatency(log: (message: string) => void): Pro
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-// `npm run build && npx tsx bench/webhook-latency.ts`: this part alone, its section on stdout.
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { webhookLatencyReport } = await import('./report-webhooks.ts');
-  const results = await measureWebhookLatency((message) => process.stderr.write(`${message}\n`));
-  process.stdout.write(`${webhookLatencyReport(results).join('\n')}\n`);
 }

@@ -9,17 +9,12 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { Database } from '../src/db/database.ts';
 import { importFixture } from '../src/fixtures/import-fixture.ts';
+import type { WriteVariant } from './results.ts';
 
 const BOOKINGS = 1000;
 const WRITERS = 10;
 const DATA_VERSION_TRIGGERS = ['bookings_data_version_insert ON bookings', 'participants_data_version_insert ON participants'];
 
-export interface WriteVariant {
-  name: string;
-  /** Milliseconds per round for all 1,000 bookings. */
-  withTriggers: number[];
-  withoutTriggers: number[];
-}
 
 type Writer = (client: pg.PoolClient, workspaceId: string, runId: string) => Promise<void>;
 

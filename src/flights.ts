@@ -38,28 +38,35 @@ export class Flights<K, V> {
 export class NextFlights<K, V> {
   /** A run not started yet: callers may still join it. */
   readonly #waiting = new Map<K, Promise<V>>();
-  /** The run under way, settled (never rejected) once it ends. */
-  readonly #underWay = new Map<K, Promise<void>>();
+  /** The run under way, settled (never rejected) once it ends: with its failure, or null. */
+  readonly #underWay = new Map<K, Promise<{ failure: unknown } | null>>();
 
   /**
    * The result of a run of `task` that starts after this call. `task` calls `started()` at the
-   * moment from which a joining caller would be too late (a statement about to be written).
+   * moment from which a joining caller would be too late (a statement about to be written). When
+   * the run under way as this caller came fails in a way `shareFailure` names (the database did not
+   * answer), the callers waiting for the next run get that failure instead of a run of their own:
+   * they have waited for it already, and a second wait as long would double theirs.
    */
-  async next(key: K, task: (started: () => void) => Promise<V>): Promise<Flight<V>> {
+  async next(key: K, task: (started: () => void) => Promise<V>, shareFailure?: (error: unknown) => boolean): Promise<Flight<V>> {
     const waiting = this.#waiting.get(key);
     if (waiting) return { value: await waiting, joined: true };
     // From `started()` on (or once the run ends) nobody joins this run: later callers share the next.
     const close = () => {
       if (this.#waiting.get(key) === run) this.#waiting.delete(key);
     };
-    const run: Promise<V> = (this.#underWay.get(key) ?? Promise.resolve()).then(() => {
-      let ended!: () => void;
-      const underWay = new Promise<void>((resolve) => (ended = resolve));
+    const run: Promise<V> = (this.#underWay.get(key) ?? Promise.resolve(null)).then((before) => {
+      if (before !== null && shareFailure?.(before.failure)) throw before.failure;
+      let ended!: (outcome: { failure: unknown } | null) => void;
+      const underWay = new Promise<{ failure: unknown } | null>((resolve) => (ended = resolve));
       const result = task(() => {
         close();
         this.#underWay.set(key, underWay);
       });
-      void result.then(ended, ended);
+      void result.then(
+        () => ended(null),
+        (failure: unknown) => ended({ failure }),
+      );
       void underWay.then(() => {
         if (this.#underWay.get(key) === underWay) this.#underWay.delete(key);
       });

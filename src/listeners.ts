@@ -18,7 +18,7 @@ const answerRaw = (socket: Duplex, error: ApiError) => socket.end(rawErrorAnswer
  */
 export function createListener(config: Config, app: RequestListener): Server {
   const shorter = Math.min(config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS);
-  // The answer in progress on each connection: a refusal is never written into one already begun.
+  // The latest answer of each connection: a refusal is never written into one begun and not finished.
   const answering = new WeakMap<Duplex, ServerResponse>();
   const server = createServer(
     {
@@ -29,15 +29,13 @@ export function createListener(config: Config, app: RequestListener): Server {
     },
     (req: IncomingMessage, res: ServerResponse) => {
       answering.set(req.socket, res);
-      res.once('close', () => {
-        if (answering.get(req.socket) === res) answering.delete(req.socket);
-      });
       app(req, res);
     },
   );
   server.maxConnections = config.MAX_CONNECTIONS;
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    if (error.code === 'ECONNRESET' || !socket.writable || answering.get(socket)?.headersSent) {
+    const answer = answering.get(socket);
+    if (error.code === 'ECONNRESET' || !socket.writable || (answer?.headersSent && !answer.writableFinished)) {
       socket.destroy();
       return;
     }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { GraphQLSchema } from 'graphql';
 import { createPublicApp } from '../rest/app.ts';
+import { AnswerCache } from './answer-cache/answer-cache.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { IssuedCredentials } from './auth/issued-credentials.ts';
 import { preparedStatementsSetting, type Config } from './config.ts';
@@ -12,7 +13,6 @@ import type { ResourceModel } from './db/resource-model.ts';
 import { databaseDifferences, serviceModel, staleBuild } from './db/service-model.ts';
 import { joinedResource } from './db/sql-builder.ts';
 import { compileOperations } from './graphql/operations.ts';
-import { ResponseCache } from './graphql/response-cache.ts';
 import { createInternalApp, type InternalApp } from './internal-api/internal-app.ts';
 import { createSchema, internalSchema } from './graphql/schema.ts';
 import { closeServer, createListener, listen, urlOf } from './listeners.ts';
@@ -126,13 +126,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
     const metrics = new Metrics(db);
     closers.unshift(async () => metrics.dispose());
-    const responseCache = new ResponseCache({
+    const answerCache = new AnswerCache({
       maxBytes: config.RESPONSE_CACHE_MAX_BYTES,
       db,
-      events: metrics.responseCacheEvents,
       replicas: replicas ? { set: replicas, maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS } : undefined,
     });
-    metrics.observeResponseCache(responseCache);
+    metrics.observeAnswerCache(answerCache);
     // Resolved even without a worker: the embedded database gets its key on first start, so that
     // `admin` commands and separate workers find it in the data directory.
     const box = await resolveSecretBox(config, { embeddedDataDir: ownsDb && db.kind === 'embedded' });
@@ -169,7 +168,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       rateLimiters,
       guard,
       issued,
-      responseCache,
+      answerCache,
       replicas: replicas ?? undefined,
       logger,
       redactor: createRedactor([config.INTERNAL_API_TOKEN, config.METRICS_TOKEN]),

@@ -1,10 +1,15 @@
-import { createRequire } from 'node:module';
-import { Router } from 'express';
+import { existsSync } from 'node:fs';
+import { ApiError } from '../../src/errors.ts';
+import { packagePath } from '../../src/package-root.ts';
+import { sendText, setRequestHeaders } from '../pipeline/answers.ts';
+import type { Route } from '../pipeline/route-table.ts';
 
-const require = createRequire(import.meta.url);
-
-/** Redoc's self-contained browser build: the page needs nothing from any other origin. */
-const REDOC_BUNDLE = require.resolve('redoc/bundles/redoc.standalone.js');
+/**
+ * Redoc's self-contained browser build, copied into dist/ by `npm run build`
+ * (openapi/build-reference.ts): the page needs nothing from any other origin, and Redoc is a
+ * development dependency, not installed in production.
+ */
+const REDOC_BUNDLE = packagePath('dist', 'reference', 'redoc.standalone.js');
 
 export const API_REFERENCE_PATH = '/docs';
 export const REDOC_ASSET_PATH = '/docs/assets/redoc.standalone.js';
@@ -43,22 +48,40 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-/** `/docs`: the API reference rendered from the served OpenAPI document, without authentication. */
-export function apiReferenceRouter(): Router {
-  const router = Router({ caseSensitive: true, strict: true });
-  router.get(API_REFERENCE_PATH, (_req, res) => {
-    res.locals.route = API_REFERENCE_PATH;
-    res.set('Content-Security-Policy', API_REFERENCE_CSP);
-    res.set('Cache-Control', 'no-cache');
-    res.type('text/html; charset=utf-8');
-    res.send(PAGE);
-  });
-  router.get(REDOC_ASSET_PATH, (_req, res, next) => {
-    res.locals.route = REDOC_ASSET_PATH;
-    res.type('text/javascript; charset=utf-8');
-    res.sendFile(REDOC_BUNDLE, { maxAge: '1h', headers: { 'Content-Type': 'text/javascript; charset=utf-8' } }, (error) => {
-      if (error) next(error);
-    });
-  });
-  return router;
+/**
+ * `/docs`, the API reference rendered from the served OpenAPI document, its script, and
+ * `/openapi/public-v1.yaml`, the document itself: without authentication.
+ */
+export function apiReferenceRoutes(openapiYaml: string): Route[] {
+  return [
+    {
+      name: '/openapi/public-v1.yaml',
+      path: '/openapi/public-v1.yaml',
+      methods: 'read',
+      steps: [(state) => sendText(state, 200, 'application/yaml; charset=utf-8', openapiYaml)],
+    },
+    {
+      name: API_REFERENCE_PATH,
+      path: API_REFERENCE_PATH,
+      strict: true,
+      methods: 'read',
+      steps: [(state) => sendText(state, 200, 'text/html; charset=utf-8', PAGE, ['Content-Security-Policy', API_REFERENCE_CSP, 'Cache-Control', 'no-cache'])],
+    },
+    {
+      name: REDOC_ASSET_PATH,
+      path: REDOC_ASSET_PATH,
+      strict: true,
+      methods: 'read',
+      steps: [
+        (state) => {
+          if (!existsSync(REDOC_BUNDLE)) throw new ApiError('not_found', 'The API reference is not built: `npm run build` copies its script into dist/reference.');
+          // Sent by express (validators, ranges, conditional GET) with the request's own headers.
+          setRequestHeaders(state);
+          return new Promise<void>((resolve, reject) => {
+            state.res.sendFile(REDOC_BUNDLE, { maxAge: '1h', headers: { 'Content-Type': 'text/javascript; charset=utf-8' } }, (error) => (error ? reject(error) : resolve()));
+          });
+        },
+      ],
+    },
+  ];
 }

@@ -1,8 +1,10 @@
-import { Router } from 'express';
 import type { Database } from '../../src/db/database.ts';
 import { pendingMigrations } from '../../src/db/migrate.ts';
 import type { ReplicaSet } from '../../src/db/replicas.ts';
 import { JSON_CONTENT_TYPE } from '../../src/http-answers.ts';
+import { sendText } from '../pipeline/answers.ts';
+import type { RequestState } from '../pipeline/request-state.ts';
+import type { Route } from '../pipeline/route-table.ts';
 
 interface Readiness {
   status: number;
@@ -19,8 +21,7 @@ const READINESS_CHECK_INTERVAL_MS = 1000;
  * read replicas the body lists each one's state (from their own checks, no statement here): a
  * replica down or lagging is skipped for the primary, so the instance stays ready.
  */
-export function healthRouter(db: Database, lifecycle: { draining: boolean }, replicas?: Pick<ReplicaSet, 'statuses'>): Router {
-  const router = Router();
+export function healthRoutes(db: Database, lifecycle: { draining: boolean }, replicas?: Pick<ReplicaSet, 'statuses'>): Route[] {
   const check = async (): Promise<Readiness> => {
     try {
       if ((await pendingMigrations(db)).length > 0) return { status: 503, body: { status: 'unavailable', reason: 'migrations pending' } };
@@ -35,18 +36,20 @@ export function healthRouter(db: Database, lifecycle: { draining: boolean }, rep
     if (!last || now - last.at >= READINESS_CHECK_INTERVAL_MS) last = { at: now, readiness: check() };
     return last.readiness;
   };
-  const send = (res: import('express').Response, status: number, body: object) => {
-    res.status(status).set('Cache-Control', 'no-store').type(JSON_CONTENT_TYPE).send(JSON.stringify(body));
-  };
-  router.get('/healthz', (_req, res) => {
-    res.locals.route = '/healthz';
-    send(res, 200, { status: 'ok' });
-  });
-  router.get('/readyz', async (_req, res) => {
-    res.locals.route = '/readyz';
-    if (lifecycle.draining) return send(res, 503, { status: 'unavailable', reason: 'shutting down' });
-    const { status, body } = await readiness();
-    send(res, status, replicas ? { ...body, replicas: replicas.statuses() } : body);
-  });
-  return router;
+  const send = (state: RequestState, status: number, body: object) => sendText(state, status, JSON_CONTENT_TYPE, JSON.stringify(body), ['Cache-Control', 'no-store']);
+  return [
+    { name: '/healthz', path: '/healthz', methods: 'read', steps: [(state) => send(state, 200, { status: 'ok' })] },
+    {
+      name: '/readyz',
+      path: '/readyz',
+      methods: 'read',
+      steps: [
+        async (state) => {
+          if (lifecycle.draining) return send(state, 503, { status: 'unavailable', reason: 'shutting down' });
+          const { status, body } = await readiness();
+          send(state, status, replicas ? { ...body, replicas: replicas.statuses() } : body);
+        },
+      ],
+    },
+  ];
 }

@@ -42,8 +42,7 @@ export function invalidApiKey(missing: boolean): ApiError {
 }
 
 /** The key of a one-value `Authorization: Bearer <well-formed key>` header, or null for anything else. */
-function bearerKey(header: string | readonly string[] | undefined): string | null {
-  if (typeof header !== 'string') return null;
+function bearerKey(header: string): string | null {
   const candidate = BEARER.exec(header)?.[1];
   if (!candidate || candidate.length > MAX_API_KEY_LENGTH || !isWellFormedApiKey(candidate)) return null;
   return candidate;
@@ -52,12 +51,17 @@ function bearerKey(header: string | readonly string[] | undefined): string | nul
 export class Authenticator {
   readonly #issued: IssuedCredentials;
   readonly #guard: FailureGuard;
-  /** Keys found active, trusted for the cache time (none when it is 0). */
+  /**
+   * Keys found active, by the Authorization value that named them, trusted for the cache time
+   * (none when it is 0): a key verified in this process within that time is neither parsed, nor
+   * checked, nor hashed again.
+   */
   readonly #found: LRUCache<string, ActiveApiKey> | null;
   /** Concurrent requests with one key share its lookup. */
   readonly #lookups = new Flights<string, ActiveApiKey | null>();
   readonly #workspace: JoinedResource | undefined;
-  readonly #uses = new Map<string, Date>();
+  /** The last use of each key since the last flush, in ms since the epoch. */
+  readonly #uses = new Map<string, number>();
   readonly #db: Database;
   readonly #timer: NodeJS.Timeout | undefined;
 
@@ -75,23 +79,37 @@ export class Authenticator {
   }
 
   /**
+   * The key an Authorization value named when it was verified in this process within the cache
+   * time, or undefined: then `authenticate` decides. Answered at once, without parsing or hashing.
+   */
+  verified(header: string | readonly string[] | undefined): ActiveApiKey | undefined {
+    if (typeof header !== 'string') return undefined;
+    const key = this.#found?.get(header);
+    if (key) this.#uses.set(key.id, Date.now());
+    return key;
+  }
+
+  /**
    * The key named by an Authorization header value (or values, when repeated), or an
    * `invalid_api_key` error. A key is looked up only when it may have been issued here (its issuer
-   * tag); anything else fails in memory. Every failure counts against `address`, which past its
-   * limit gets `rate_limit_exceeded` instead; a valid key is served whatever its address sent.
+   * tag); anything else fails in memory. Every failure counts against the client address (asked of
+   * `address` only then), which past its limit gets `rate_limit_exceeded` instead; a valid key is
+   * served whatever its address sent.
    */
-  async authenticate(header: string | readonly string[] | undefined, address = 'unknown'): Promise<ActiveApiKey> {
-    const candidate = bearerKey(header);
-    if (candidate !== null) {
+  async authenticate(header: string | readonly string[] | undefined, address: string | (() => string) = 'unknown'): Promise<ActiveApiKey> {
+    const known = this.verified(header);
+    if (known) return known;
+    const candidate = typeof header === 'string' ? bearerKey(header) : null;
+    if (typeof header === 'string' && candidate !== null) {
       const hash = sha256(candidate).toString('hex');
-      const known = this.#found?.get(hash);
-      const key = known ?? ((await this.#issued.mayBeActive(candidate, hash)) ? (await this.#lookups.share(hash, () => this.#lookup(hash))).value : null);
+      const key = (await this.#issued.mayBeActive(candidate, hash)) ? (await this.#lookups.share(hash, () => this.#lookup(hash))).value : null;
       if (key) {
-        this.#uses.set(key.id, new Date());
+        this.#found?.set(header, key);
+        this.#uses.set(key.id, Date.now());
         return key;
       }
     }
-    throw await this.#guard.refuse(address, invalidApiKey(header === undefined || header === ''));
+    throw await this.#guard.refuse(typeof address === 'string' ? address : address(), invalidApiKey(header === undefined || header === ''));
   }
 
   async #lookup(hash: string): Promise<ActiveApiKey | null> {
@@ -100,14 +118,13 @@ export class Authenticator {
       await this.#issued.refused(hash, found === 'revoked');
       return null;
     }
-    this.#found?.set(hash, found);
     return found;
   }
 
   /** Writes the last-used times collected since the previous flush. */
   async flush(): Promise<void> {
     if (this.#uses.size === 0) return;
-    const uses = new Map(this.#uses);
+    const uses = new Map([...this.#uses].map(([id, at]) => [id, new Date(at)]));
     this.#uses.clear();
     await recordApiKeyUse(this.#db, uses);
   }

@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
-import { isDatabaseUnavailable } from '../errors.ts';
 import { acquireLock, publishConnection, readLiveLock, releaseLock } from './embedded-lock.ts';
 import { serveEmbedded, type EmbeddedSocket } from './embedded-socket.ts';
 import { ensurePrivateDirectory, removeGroupAndOtherAccess } from './private-files.ts';
 import { poolTraits, type PoolTraits } from './server-probe.ts';
 import { StatementNames } from './statement-names.ts';
+import { clientBoundMs, onClient, unitOfWork } from './client-bound.ts';
 
 // timestamptz and timestamp arrive as Date; int8 counts as numbers (they stay far below 2^53).
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
@@ -93,13 +93,18 @@ export interface DatabaseOptions {
    */
   initialData?: Blob | undefined;
   poolSize?: number | undefined;
-  /** Upper bound for one statement, so that a stuck database never hangs a request. */
+  /**
+   * Upper bound for one statement, so that a stuck database never hangs a request: on the server
+   * (`statement_timeout`) and, a little later, on the client, where it bounds the wait for a
+   * connection and the statements on it together (`clientBoundMs`).
+   */
   statementTimeoutMs?: number | undefined;
   connectionTimeoutMs?: number | undefined;
   applicationName?: string | undefined;
 }
 
 const DEFAULT_POOL_SIZE = 10;
+
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.url) {
@@ -157,17 +162,17 @@ async function wrapPool(
   closeBackend: () => Promise<void>,
   traits: PoolTraits,
 ): Promise<Database> {
+  // On PostgreSQL each unit of work (a connection's wait and its statements, or one statement on
+  // the pool) is bounded on the client too: the server-side timeout cannot fire when nothing
+  // reaches the server. Through a pooler the role's own timeout applies (checked at start).
+  const bound = kind === 'postgres' && options.statementTimeoutMs ? clientBoundMs(options.statementTimeoutMs) : null;
   const pool = new pg.Pool({
     connectionString,
     max: options.poolSize ?? DEFAULT_POOL_SIZE,
-    connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? (bound ?? 5_000),
     idleTimeoutMillis: 30_000,
     application_name: options.applicationName ?? 'course-booking-api',
-    // Through a pooler the role's own timeout applies (checked by openDatabase); the client-side
-    // bound stays, so that a statement the pooler holds in its queue never hangs a request.
-    ...(kind === 'postgres' && options.statementTimeoutMs
-      ? { ...(traits.startupParameters ? { statement_timeout: options.statementTimeoutMs } : {}), query_timeout: options.statementTimeoutMs + 1_000 }
-      : {}),
+    ...(bound !== null && traits.startupParameters ? { statement_timeout: options.statementTimeoutMs } : {}),
   });
   // An idle client losing its connection (database restart) must not crash the process;
   // the pool drops it and the next checkout connects again.
@@ -199,17 +204,27 @@ async function wrapPool(
     rowMode: 'array',
   });
 
+  const { start, remaining } = unitOfWork(pool, bound);
+
   /** A checked-out client as a `Queryable`; `run` wraps each statement (failure tracking). */
-  const clientQueryable = (client: pg.PoolClient, run: <T>(statement: () => Promise<T>) => Promise<T> = (statement) => statement()): Queryable => ({
+  const clientQueryable = (
+    client: pg.PoolClient,
+    deadline: number | null,
+    run: <T>(statement: () => Promise<T>) => Promise<T> = (statement) => statement(),
+  ): Queryable => ({
     query(text, values) {
       for (const listener of listeners) listener(text);
-      return run(() => client.query(text, values as unknown[] | undefined));
+      return run(() => client.query({ text, values: values as unknown[] | undefined, ...remaining(deadline) }));
     },
     queryArrays(text, values) {
       for (const listener of listeners) listener(text);
-      return run(async () => (await client.query<unknown[]>(arrayQuery(text, values))).rows);
+      return run(async () => (await client.query<unknown[]>({ ...arrayQuery(text, values), ...remaining(deadline) })).rows);
     },
   });
+
+  /** Runs `work` on one pooled connection within the client's bound (src/db/client-bound.ts, `onClient`). */
+  const onConnection = <T>(work: (connection: Queryable, configured: (config: pg.QueryConfig) => Promise<pg.QueryResult>) => Promise<T>): Promise<T> =>
+    onClient(start, (client, deadline, run) => work(clientQueryable(client, deadline, run), (config) => run(() => client.query({ ...config, ...remaining(deadline) }))));
 
   const database: Database = {
     kind,
@@ -223,49 +238,25 @@ async function wrapPool(
     },
     pool,
     query(text, values) {
-      for (const listener of listeners) listener(text);
-      return pool.query(text, values as unknown[] | undefined);
+      return onConnection((connection) => connection.query(text, values));
     },
-    async queryArrays(text, values) {
-      for (const listener of listeners) listener(text);
-      const result = await pool.query<unknown[]>(arrayQuery(text, values));
-      return result.rows;
+    queryArrays(text, values) {
+      return onConnection((connection) => connection.queryArrays(text, values));
     },
     queryConfig(config) {
-      for (const listener of listeners) listener(config.text);
       const values = (config.values ?? []) as unknown[];
-      return pool.query(names && config.name ? { name: config.name, text: config.text, values } : { text: config.text, values });
+      const named = names && config.name ? { name: config.name, text: config.text, values } : { text: config.text, values };
+      return onConnection((_connection, configured) => {
+        for (const listener of listeners) listener(config.text);
+        return configured(named);
+      });
     },
-    async withConnection(work) {
-      const client = await pool.connect();
-      let broken: unknown;
-      let pending = 0;
-      // A connection lost while checked out is reported here; the statement's own promise fails too.
-      const onError = (error: unknown) => (broken = error);
-      client.on('error', onError);
-      const run = async <T>(statement: () => Promise<T>): Promise<T> => {
-        pending += 1;
-        try {
-          return await statement();
-        } catch (error) {
-          if (isDatabaseUnavailable(error)) broken = error;
-          throw error;
-        } finally {
-          pending -= 1;
-        }
-      };
-      const connection = clientQueryable(client, run);
-      try {
-        return await work(connection);
-      } finally {
-        client.off('error', onError);
-        // A broken connection, or one with statements still queued, is not handed to anyone else.
-        client.release(broken instanceof Error ? broken : pending > 0 ? new Error('released with statements in flight') : undefined);
-      }
+    withConnection(work) {
+      return onConnection((connection) => work(connection));
     },
     async transaction(work) {
       const client = await pool.connect();
-      const tx = clientQueryable(client);
+      const tx = clientQueryable(client, null);
       try {
         await client.query('BEGIN');
         const result = await work(tx);

@@ -65,7 +65,9 @@ export function checkServerTimeout(probe: ServerProbe, statementTimeoutMs: numbe
   throw new Error(
     `DATABASE_URL leads to a connection pooler, which does not pass the statement timeout on to PostgreSQL, and the role sets ` +
       `${found === 0 ? 'none' : `${found} ms, more than DB_STATEMENT_TIMEOUT_MS`}: run ` +
-      `ALTER ROLE <the service's role> SET statement_timeout = ${statementTimeoutMs} on the server (docs/replicas-and-pooling.md)`,
+      `ALTER ROLE <the service's role> SET statement_timeout = ${statementTimeoutMs} on the server. A role setting reaches only server ` +
+      `connections opened after it: then have the pooler replace the ones it holds (PgBouncer: RECONNECT on its admin console, or a restart) ` +
+      `before starting again, or this refusal stays (docs/replicas-and-pooling.md)`,
   );
 }
 

@@ -64,7 +64,7 @@ export class CostBudget {
     const decision = await storeAnswer(this.#budgets.spend(this.#key(principal), estimate, budget));
     spent.extension = extensionOf(decision.allowed ? estimate : 0, budget, decision);
     if (!decision.allowed) {
-      this.#metrics.rateLimitRejections.inc({ limiter: 'internal_cost' });
+      this.#metrics.requestCounts.rateLimitRejections('internal_cost').count += 1;
       const wait = String(Math.max(1, decision.resetSeconds));
       throw graphqlRefusal(
         new ApiError('RATE_LIMITED', `This query costs ${estimate}, and ${decision.remaining} of this token's ${budget} cost points per minute are left; retry after ${wait} s.`, {

@@ -1,49 +1,43 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type LabelValues } from 'prom-client';
 import type { Database } from '../db/database.ts';
-import type { CacheOutcome, ResponseCache, ResponseCacheEvents } from '../graphql/response-cache.ts';
+import type { AnswerCache } from '../answer-cache/answer-cache.ts';
+import { countedCounter, type Cell } from './counted-series.ts';
+
+type RequestLabel = 'route' | 'method' | 'status';
+
+/** The counts one request of the public listener adds to, in place (src/observability/counted-series.ts). */
+export interface RequestCounts {
+  /** `http_requests_total` and `http_request_duration_seconds` of the request's route, method and status. */
+  request(route: string, method: string, status: number): RequestCell;
+  /** `authentication_failures_total`. */
+  readonly authenticationFailures: Cell<never>;
+  /** `rate_limit_rejections_total` of one limiter. */
+  rateLimitRejections(limiter: string): Cell<'limiter'>;
+  /** `response_cache_answers_total` of one answer and outcome. */
+  cacheAnswers(answer: string, outcome: string): Cell<'answer' | 'outcome'>;
+}
+
+/** One route, method and status of the public listener's requests. */
+export interface RequestCell {
+  /** Counts a request that took `seconds`. */
+  observe(seconds: number): void;
+}
 
 /** The service's Prometheus metrics, one registry per server (tests run several in a process). */
 export class Metrics {
   readonly registry = new Registry();
-  readonly requests: Counter<'route' | 'method' | 'status'>;
-  readonly requestDuration: Histogram<'route' | 'method' | 'status'>;
-  readonly rateLimitRejections: Counter<'limiter'>;
-  readonly authenticationFailures: Counter;
+  /** What the public listener's requests count, each in place. */
+  readonly requestCounts: RequestCounts;
   readonly statements: Counter;
   readonly webhookAttempts: Counter<'outcome'>;
   readonly webhookEndpointsDisabled: Counter;
-  readonly responseCacheAnswers: Counter<'answer' | 'outcome'>;
-  readonly responseCacheEvictions: Counter;
   readonly internalFieldUses: Counter<'type' | 'field' | 'token'>;
   readonly internalUnregisteredDocuments: Counter<'token' | 'mode'>;
   readonly #stopCounting: () => void;
 
   constructor(db: Database) {
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({
-      name: 'http_requests_total',
-      help: 'HTTP requests on the public listener, by route, method and status.',
-      labelNames: ['route', 'method', 'status'],
-      registers: [this.registry],
-    });
-    this.requestDuration = new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'Time to answer a request on the public listener.',
-      labelNames: ['route', 'method', 'status'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers: [this.registry],
-    });
-    this.rateLimitRejections = new Counter({
-      name: 'rate_limit_rejections_total',
-      help: 'Requests answered 429, by limiter (key, authentication, feed, internal_cost).',
-      labelNames: ['limiter'],
-      registers: [this.registry],
-    });
-    this.authenticationFailures = new Counter({
-      name: 'authentication_failures_total',
-      help: 'Requests refused with 401 invalid_api_key.',
-      registers: [this.registry],
-    });
+    this.requestCounts = createRequestCounts(this.registry);
     this.statements = new Counter({
       name: 'db_statements_total',
       help: 'SQL statements sent through the request path (authentication, rate limits, queries).',
@@ -58,17 +52,6 @@ export class Metrics {
     this.webhookEndpointsDisabled = new Counter({
       name: 'webhook_endpoints_disabled_total',
       help: 'Webhook endpoints this process disabled because every attempt to them failed for WEBHOOK_DISABLE_AFTER_DAYS.',
-      registers: [this.registry],
-    });
-    this.responseCacheAnswers = new Counter({
-      name: 'response_cache_answers_total',
-      help: 'Answers of /courses, /bookings and the calendar feed by how the response cache produced them (hit, miss, shared, bypass, off).',
-      labelNames: ['answer', 'outcome'],
-      registers: [this.registry],
-    });
-    this.responseCacheEvictions = new Counter({
-      name: 'response_cache_evictions_total',
-      help: 'Cached answers evicted to keep the cache within RESPONSE_CACHE_MAX_BYTES.',
       registers: [this.registry],
     });
     this.internalFieldUses = new Counter({
@@ -98,16 +81,18 @@ export class Metrics {
     });
   }
 
-  /** What the response cache reports, as these counters. */
-  get responseCacheEvents(): ResponseCacheEvents {
-    return {
-      answered: (answer: string, outcome: CacheOutcome) => this.responseCacheAnswers.inc({ answer, outcome }),
-      evicted: () => this.responseCacheEvictions.inc(),
-    };
-  }
-
-  /** The cache's size, read when /metrics is scraped. */
-  observeResponseCache(cache: ResponseCache): void {
+  /** The answer cache's evictions and size, read from it when /metrics is scraped. */
+  observeAnswerCache(cache: AnswerCache): void {
+    let counted = 0;
+    new Counter({
+      name: 'response_cache_evictions_total',
+      help: 'Cached answers evicted to keep the cache within RESPONSE_CACHE_MAX_BYTES.',
+      registers: [this.registry],
+      collect() {
+        this.inc(cache.evictions - counted);
+        counted = cache.evictions;
+      },
+    });
     new Gauge({
       name: 'response_cache_bytes',
       help: 'Bytes the response cache holds (answers and keys).',
@@ -130,4 +115,77 @@ export class Metrics {
   dispose(): void {
     this.#stopCounting();
   }
+}
+
+/** Cells by key, made on first use: the label sets of the request path are few and fixed. */
+function cells<C>(make: (key: string) => C): (key: string) => C {
+  const made = new Map<string, C>();
+  return (key) => {
+    let cell = made.get(key);
+    if (cell === undefined) {
+      cell = make(key);
+      made.set(key, cell);
+    }
+    return cell;
+  };
+}
+
+/** The request counts of one registry (a server's, or a test's). */
+export function createRequestCounts(registry: Registry): RequestCounts {
+  // The duration stays prom-client's own histogram, observed per request with its label set made
+  // once: prom-client takes a histogram's buckets only from its own observations.
+  const duration = new Histogram<RequestLabel>({
+    name: 'http_request_duration_seconds',
+    help: 'Time to answer a request on the public listener.',
+    labelNames: ['route', 'method', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const requests = countedCounter<RequestLabel>({
+    name: 'http_requests_total',
+    help: 'HTTP requests on the public listener, by route, method and status.',
+    labelNames: ['route', 'method', 'status'],
+    registers: [registry],
+  });
+  const rejections = countedCounter<'limiter'>({
+    name: 'rate_limit_rejections_total',
+    help: 'Requests answered 429, by limiter (key, authentication, feed, internal_cost).',
+    labelNames: ['limiter'],
+    registers: [registry],
+  });
+  const failures = countedCounter<never>({ name: 'authentication_failures_total', help: 'Requests refused with 401 invalid_api_key.', registers: [registry] });
+  const answers = countedCounter<'answer' | 'outcome'>({
+    name: 'response_cache_answers_total',
+    help: 'Answers of /courses, /bookings and the calendar feed by how the response cache produced them (hit, miss, shared, bypass, off).',
+    labelNames: ['answer', 'outcome'],
+    registers: [registry],
+  });
+  const cellOf = (labels: LabelValues<RequestLabel>): RequestCell => {
+    const counted = requests.cell(labels);
+    return {
+      observe(seconds) {
+        counted.count += 1;
+        duration.observe(labels, seconds);
+      },
+    };
+  };
+  // Route, method and status by nesting, so that finding a request's cell joins no string.
+  const byRoute = cells(() => cells(() => new Map<number, RequestCell>()));
+  return {
+    request(route, method, status) {
+      const byStatus = byRoute(route)(method);
+      let cell = byStatus.get(status);
+      if (cell === undefined) {
+        cell = cellOf({ route, method, status: String(status) });
+        byStatus.set(status, cell);
+      }
+      return cell;
+    },
+    authenticationFailures: failures.cell({}),
+    rateLimitRejections: cells((limiter) => rejections.cell({ limiter })),
+    cacheAnswers: (() => {
+      const of = cells((answer) => cells((outcome) => answers.cell({ answer, outcome })));
+      return (answer: string, outcome: string) => of(answer)(outcome);
+    })(),
+  };
 }

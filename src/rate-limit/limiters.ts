@@ -6,6 +6,7 @@ import {
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible';
 import type { Database } from '../db/database.ts';
+import { MemoryWindows, type RateLimitDecision } from './memory-windows.ts';
 import { deleteEndedWindows } from './rate-limit-store.ts';
 
 export type RateLimitStore = 'memory' | 'redis' | 'postgres';
@@ -27,12 +28,7 @@ export interface RateLimitOptions {
   db: Database;
 }
 
-export interface RateLimitDecision {
-  allowed: boolean;
-  remaining: number;
-  /** Seconds until the window resets. */
-  resetSeconds: number;
-}
+export type { RateLimitDecision };
 
 /**
  * The per-address count of failed authentications (API keys and feed tokens alike). Each failure
@@ -64,6 +60,12 @@ export interface RateLimiters {
   readonly windowSeconds: number;
   /** Counts one request of a valid key. */
   consumeKey(keyId: string): Promise<RateLimitDecision>;
+  /**
+   * The same count, decided at once where the store is this process's memory
+   * (`RATE_LIMIT_STORE=memory`): the decision is written into `into`, which is returned. Null
+   * where the store is shared: nothing is counted, and the caller awaits `consumeKey`.
+   */
+  consumeKeyNow(keyId: string, into: RateLimitDecision): RateLimitDecision | null;
   /** Failed authentications and unknown feed tokens, per client address. */
   readonly failures: FailureLimiter;
   /** Counts one calendar feed request of a feed token. */
@@ -80,15 +82,25 @@ const COST_WINDOW_SECONDS = 60;
 export async function createRateLimiters(options: RateLimitOptions): Promise<RateLimiters> {
   const closers: Array<() => Promise<void>> = [];
   const make = await storeFactory(options, closers);
-  const perKey = make('rl_key', options.max, options.windowSeconds);
-  const feeds = make('rl_feed', options.feedMax, options.feedWindowSeconds);
+  // In memory, the windows of keys and feeds are counted in place (src/rate-limit/memory-windows.ts).
+  const counter = (prefix: string, points: number, duration: number) => {
+    if (options.store !== 'memory') {
+      const limiter = make(prefix, points, duration);
+      return { windows: null, consume: (key: string) => consume(limiter, key) };
+    }
+    const windows = new MemoryWindows(points, duration);
+    return { windows, consume: (key: string) => Promise.resolve(windows.consume(key, { allowed: false, remaining: 0, resetSeconds: 0 })) };
+  };
+  const perKey = counter('rl_key', options.max, options.windowSeconds);
+  const feeds = counter('rl_feed', options.feedMax, options.feedWindowSeconds);
   const localFailures = new RateLimiterMemory({ keyPrefix: 'rl_auth', points: options.authFailureMax, duration: options.authFailureWindowSeconds });
   const sharedFailures =
     options.store === 'memory' ? null : make('rl_auth', options.authFailureMax, options.authFailureWindowSeconds, { inMemoryBlockOnConsumed: options.authFailureMax });
   return {
     max: options.max,
     windowSeconds: options.windowSeconds,
-    consumeKey: (keyId) => consume(perKey, keyId),
+    consumeKey: perKey.consume,
+    consumeKeyNow: (keyId, into) => perKey.windows?.consume(keyId, into) ?? null,
     failures: {
       async failed(address) {
         const local = await consume(localFailures, address);
@@ -97,7 +109,7 @@ export async function createRateLimiters(options: RateLimitOptions): Promise<Rat
         return consume(sharedFailures, address).catch(() => local);
       },
     },
-    consumeFeed: (feedId) => consume(feeds, feedId),
+    consumeFeed: feeds.consume,
     costs: pointBudgets(make('rl_cost', UNBOUNDED_POINTS, COST_WINDOW_SECONDS), COST_WINDOW_SECONDS),
     async close() {
       for (const close of closers) await close();

@@ -143,7 +143,7 @@ for (const { protocol, target, redis } of cases) describeWhere(missingFor(target
     const spans: ReceivedSpan[] = [];
     for (const traceId of traces) spans.push(...(await traceOf(traceId, (span) => span.kind === SERVER)));
     const served = spans.find((span) => span.traceId === traces[0] && span.kind === SERVER)!;
-    expect(served.attributes).toMatchObject({ 'http.route': '/api/calendar/v1/:file', 'url.path': '/api/calendar/v1/[redacted].ics', 'http.response.status_code': 200 });
+    expect(served.attributes).toMatchObject({ 'http.route': '/api/calendar/v1/{token}.ics', 'url.path': '/api/calendar/v1/[redacted].ics', 'http.response.status_code': 200 });
     expect(spans.some((span) => span.traceId === traces[0] && span.name === 'query PublicCourses')).toBe(true);
     expect(spans.find((span) => span.traceId === traces[2] && span.kind === SERVER)!.attributes['url.query']).toBe('token=svc_cal_[redacted]');
     for (const span of spans) {

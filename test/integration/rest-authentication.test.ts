@@ -106,7 +106,7 @@ describeOnEachDatabase('authentication of the public API on %s', (target) => {
   it('reads the key and its workspace in one statement: /bookings then needs one more, /courses two more (runs with templates, sessions)', async () => {
     // The periodic write of last-used times may fall into the window: it is not the request's. A
     // change first, so that the answers are built, not served from the response cache; the data
-    // version it reads before and after building is counted apart (response-cache.test.ts).
+    // version it reads before and after building is counted apart (test/unit/answer-cache.test.ts).
     await db.query('UPDATE workspaces SET name = name WHERE id = $1', [ws.workspaceId]);
     const ofRequest = async (work: () => Promise<unknown>) =>
       (await statementsOfRequests(db, work)).filter((text) => !text.includes('FROM data_versions'));

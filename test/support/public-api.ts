@@ -61,10 +61,14 @@ export async function startTestApi(
     ...env,
   });
   const logs: string[] = [];
+  // One write may carry several lines (the request lines of one turn of the event loop).
   const logger = createLogger('info', {
-    write: (line: string) => {
-      logs.push(line);
-      capturedLogs.push(line);
+    write: (chunk: string) => {
+      for (const line of chunk.split('\n')) {
+        if (line === '') continue;
+        logs.push(line);
+        capturedLogs.push(line);
+      }
     },
   });
   const server = await startServer({ config, logger, db, ...extra });

@@ -88,4 +88,23 @@ describe('NextFlights.next', () => {
     await expect(failing).rejects.toThrow('lost');
     expect((await next).value).toBe(5);
   });
+
+  it('gives the callers waiting for the next run the failure of the run under way when it is one they share, without running again', async () => {
+    const flights = new NextFlights<string, number>();
+    const wire = deferred<number>();
+    const unanswered = new Error('the database did not answer');
+    const shared = (error: unknown) => error === unanswered;
+    const failing = flights.next('w', async (started) => (started(), wire.promise), shared);
+    await turn();
+    let ran = 0;
+    const waitingOne = flights.next('w', async (started) => (started(), (ran += 1)), shared);
+    const waitingTwo = flights.next('w', async (started) => (started(), (ran += 1)), shared);
+    wire.reject(unanswered);
+    await expect(failing).rejects.toBe(unanswered);
+    await expect(waitingOne).rejects.toBe(unanswered);
+    await expect(waitingTwo).rejects.toBe(unanswered);
+    expect(ran).toBe(0);
+    // A caller that comes after runs again.
+    expect((await flights.next('w', async (started) => (started(), 9), shared)).value).toBe(9);
+  });
 });

@@ -52,7 +52,7 @@ describe('the layer rules (.dependency-cruiser.cjs, run by npm run lint:layers)'
       ['src/loaders/loaders.ts', '../graphql/selection.ts', 'loaders-import-only-the-data-layer'],
       ['rest/routes/public-v1.ts', '../../src/loaders/loaders.ts', 'only-graphql-uses-loaders'],
       ['src/graphql/schema.ts', '../auth/secret-format.ts', 'graphql-is-below-the-features'],
-      ['src/webhooks/payload.ts', '../../rest/send-list.ts', 'features-are-below-the-ways-in'],
+      ['src/webhooks/payload.ts', '../../rest/pipeline/answers.ts', 'features-are-below-the-ways-in'],
       ['rest/app.ts', '../src/cli/run-cli.ts', 'ways-in-are-apart'],
       ['src/cli/run-cli.ts', '../../rest/app.ts', 'ways-in-are-apart'],
       ['src/internal-api/internal-app.ts', '../../rest/app.ts', 'ways-in-are-apart'],

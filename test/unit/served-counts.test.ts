@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ServedCounts } from '../../src/graphql/served-counts.ts';
+import { ServedCounts } from '../../src/answer-cache/served-counts.ts';
 
 describe('the floor of served counts', () => {
   it('keeps the highest count served per workspace, never lowered by an older answer', () => {

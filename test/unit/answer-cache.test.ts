@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Database, Queryable } from '../../src/db/database.ts';
-import { ResponseCache, type CacheOutcome } from '../../src/graphql/response-cache.ts';
+import { AnswerCache } from '../../src/answer-cache/answer-cache.ts';
 
 /**
  * A database whose only answer is the data version the test sets; it counts the reads. A
@@ -53,10 +53,10 @@ async function untilReads(source: { reads: number }, count: number): Promise<voi
 const bytes = (text: string) => [Buffer.from(text, 'utf8')];
 const text = (body: readonly Buffer[]) => Buffer.concat(body).toString('utf8');
 
-describe('the response cache', () => {
+describe('the answer cache', () => {
   it('serves the stored bytes while the data version stays, and builds again once it moves', async () => {
     const source = versionSource(7);
-    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    const cache = new AnswerCache({ maxBytes: 1024, db: source.db });
     let builds = 0;
     const build = async () => bytes(`answer ${++builds} of version ${source.version}`);
 
@@ -78,7 +78,7 @@ describe('the response cache', () => {
 
   it('stores an answer under the version read before building it, so that a request reading a later version builds again', async () => {
     const source = versionSource(1);
-    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    const cache = new AnswerCache({ maxBytes: 1024, db: source.db });
     const moving = async () => {
       // A change commits while the answer's statements run: the answer may show it already.
       source.version = 2;
@@ -93,7 +93,7 @@ describe('the response cache', () => {
   });
 
   it('keeps variants apart: other variables never get the bytes built for one', async () => {
-    const cache = new ResponseCache({ maxBytes: 1024, db: versionSource(3).db });
+    const cache = new AnswerCache({ maxBytes: 1024, db: versionSource(3).db });
     await cache.answer(request({ workspaceId: 'ws_1', withParticipant: true }), async () => bytes('with participants'));
     const limited = await cache.answer(request({ workspaceId: 'ws_1', withParticipant: false }), async () => bytes('without'));
     expect([limited.outcome, text(limited.body)]).toEqual(['miss', 'without']);
@@ -102,29 +102,24 @@ describe('the response cache', () => {
   });
 
   it('serves an answer larger than the bound uncached, whole, and keeps within the bound by evicting the least recently used', async () => {
-    const evicted: number[] = [];
-    const outcomes: CacheOutcome[] = [];
-    const cache = new ResponseCache({
-      maxBytes: 300,
-      db: versionSource(1).db,
-      events: { answered: (_answer, outcome) => outcomes.push(outcome), evicted: () => evicted.push(1) },
-    });
+    const cache = new AnswerCache({ maxBytes: 300, db: versionSource(1).db });
     const large = 'x'.repeat(400);
     const first = await cache.answer(request(), async () => [Buffer.from(large.slice(0, 250)), Buffer.from(large.slice(250))]);
     expect([first.outcome, text(first.body), first.length]).toEqual(['bypass', large, 400]);
     expect(cache.bytes).toBe(0);
 
+    const outcomes = [first.outcome];
     for (const workspaceId of ['ws_a', 'ws_b', 'ws_c', 'ws_d']) {
-      await cache.answer({ answer: 'courses', workspaceId, variables: { workspaceId } }, async () => bytes('y'.repeat(90)));
+      outcomes.push((await cache.answer({ answer: 'courses', workspaceId, variables: { workspaceId } }, async () => bytes('y'.repeat(90)))).outcome);
       expect(cache.bytes).toBeLessThanOrEqual(300);
     }
-    expect(evicted.length).toBeGreaterThan(0);
+    expect(cache.evictions).toBeGreaterThan(0);
     expect(outcomes).toEqual(['bypass', 'miss', 'miss', 'miss', 'miss']);
   });
 
   it('lets concurrent requests of one answer and version share a single build', async () => {
     const source = versionSource(5);
-    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    const cache = new AnswerCache({ maxBytes: 1024, db: source.db });
     let builds = 0;
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -144,7 +139,7 @@ describe('the response cache', () => {
   });
 
   it('keeps a small answer in memory of its own, not in a slab of Node\'s shared buffer pool', async () => {
-    const cache = new ResponseCache({ maxBytes: 1024, db: versionSource(1).db });
+    const cache = new AnswerCache({ maxBytes: 1024, db: versionSource(1).db });
     const pooled = Buffer.from('{"data":[]}', 'utf8');
     expect(pooled.buffer.byteLength).toBeGreaterThan(pooled.length);
     await cache.answer(request(), async () => [pooled]);
@@ -155,7 +150,7 @@ describe('the response cache', () => {
 
   it('lets concurrent requests share a version read not sent yet, never one already sent', async () => {
     const source = versionSource(1);
-    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    const cache = new AnswerCache({ maxBytes: 1024, db: source.db });
     await cache.answer(request(), async () => bytes('stored'));
     source.reads = 0;
     // The pool has no free connection: the requests wait together for one read.
@@ -178,7 +173,7 @@ describe('the response cache', () => {
 
   it('lets requests that come in one turn of the event loop share one version read, even with a connection free', async () => {
     const source = versionSource(1);
-    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    const cache = new AnswerCache({ maxBytes: 1024, db: source.db });
     await cache.answer(request(), async () => bytes('stored'));
     source.reads = 0;
     const first = cache.answer(request(), async () => bytes('unused'));
@@ -191,7 +186,7 @@ describe('the response cache', () => {
 
   it('keeps one version read of a workspace on the wire: requests that come meanwhile share the next, which sees what was committed before they came', async () => {
     const source = versionSource(1);
-    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    const cache = new AnswerCache({ maxBytes: 1024, db: source.db });
     await cache.answer(request(), async () => bytes('version 1'));
     source.reads = 0;
     let answer!: () => void;
@@ -213,7 +208,7 @@ describe('the response cache', () => {
 
   it('sends the next version read even when the one on the wire fails, and a failed read fails only its own requests', async () => {
     const source = versionSource(3);
-    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    const cache = new AnswerCache({ maxBytes: 1024, db: source.db });
     let fail!: (error: Error) => void;
     source.wire = new Promise<void>((_resolve, reject) => (fail = reject));
     const failing = cache.answer(request(), async () => bytes('unused'));
@@ -228,7 +223,7 @@ describe('the response cache', () => {
 
   it('with a bound of 0 is off: every answer is built, no version is read', async () => {
     const source = versionSource(1);
-    const cache = new ResponseCache({ maxBytes: 0, db: source.db });
+    const cache = new AnswerCache({ maxBytes: 0, db: source.db });
     expect(cache.enabled).toBe(false);
     for (let i = 0; i < 2; i += 1) expect((await cache.answer(request(), async () => bytes('built'))).outcome).toBe('off');
     expect(source.reads).toBe(0);
@@ -236,7 +231,7 @@ describe('the response cache', () => {
 
   it('uses a data version read by the caller instead of reading it again', async () => {
     const source = versionSource(4);
-    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    const cache = new AnswerCache({ maxBytes: 1024, db: source.db });
     await cache.answer({ ...request(), version: '4' }, async () => bytes('calendar'));
     expect(source.reads).toBe(0);
     expect((await cache.answer({ ...request(), version: '4' }, async () => bytes('again'))).outcome).toBe('hit');
@@ -245,7 +240,7 @@ describe('the response cache', () => {
 
   it('serves nothing from the cache and stores nothing while the workspace has no data version, and caches again once it has one', async () => {
     const source = versionSource(1);
-    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    const cache = new AnswerCache({ maxBytes: 1024, db: source.db });
     await cache.answer(request(), async () => bytes('version 1'));
     source.version = null;
     let builds = 0;
@@ -262,7 +257,7 @@ describe('the response cache', () => {
 
   it('keeps the entry of the version learnt later when a build of one learnt earlier ends after it', async () => {
     const source = versionSource(1);
-    const cache = new ResponseCache({ maxBytes: 1024, db: source.db });
+    const cache = new AnswerCache({ maxBytes: 1024, db: source.db });
     let finish!: () => void;
     const slow = cache.answer(request(), async () => {
       await new Promise<void>((resolve) => (finish = resolve));

