@@ -1,4 +1,5 @@
-import { rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { build, type BuildOptions, type Plugin } from 'esbuild';
 
@@ -36,6 +37,26 @@ const common: BuildOptions = {
   define: { 'process.env.NODE_ENV': '"production"' },
 };
 
+/**
+ * What the bundle is made of: the explorer's sources and the versions of the packages bundled. A
+ * build whose bundle was made of the same is skipped (a rebuild after a change elsewhere, or of a
+ * copy of the repository with its dist/, costs no bundling).
+ */
+async function inputsHash(): Promise<string> {
+  const hash = createHash('sha256');
+  for (const file of (await readdir(`${root}explorer`)).sort()) {
+    if (/\.(tsx?|css|json)$/.test(file)) hash.update(file).update(await readFile(`${root}explorer/${file}`));
+  }
+  for (const name of ['esbuild', 'graphiql', '@graphiql/toolkit', 'monaco-editor', 'monaco-graphql', 'react', 'react-dom', 'graphql']) {
+    hash.update(`${name}@${(JSON.parse(await readFile(require.resolve(`${name}/package.json`), 'utf8')) as { version: string }).version}`);
+  }
+  return hash.digest('hex');
+}
+
+const inputs = await inputsHash();
+const stamp = `${outdir}/.inputs`;
+if ((await readFile(stamp, 'utf8').catch(() => null)) === inputs) process.exit(0);
+
 await rm(outdir, { recursive: true, force: true });
 await Promise.all([
   build({
@@ -60,3 +81,4 @@ await Promise.all([
     format: 'iife',
   }),
 ]);
+await writeFile(stamp, inputs);

@@ -99,12 +99,6 @@ describe('docs/adding-a-resource.md, followed on a scratch copy', () => {
     const overlay = await readFile(overlayFile, 'utf8');
     await writeFile(overlayFile, overlay.replace(/\n};\n$/, `\n  ${entry!.trim()}\n};\n`));
 
-    // A build before npm run generate is refused, naming the table the committed catalog lacks.
-    const early = await shell(scratch, 'npm', ['run', 'build']);
-    expect(early.code).not.toBe(0);
-    expect(early.output).toContain('src/db/catalog.generated.ts is stale');
-    expect(early.output).toContain('table venues: missing in the file, against the migrations');
-
     // 3. The page's commands, then npm start.
     const commands = blocks('sh')[0]!.split('\n').map((line) => line.replace(/#.*$/, '').trim()).filter(Boolean);
     expect(commands).toEqual(['npm run generate', 'npm run build', 'npm start']);
