@@ -116,7 +116,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           urls: config.DATABASE_REPLICA_URL,
           maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS,
           open: { poolSize: config.DB_POOL_SIZE, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS, preparedStatements: preparedStatementsSetting(config) },
-          onChange: ({ replica, state }) => (state === 'ok' ? logger.info({ replica, state }, 'replica takes reads') : logger.warn({ replica, state }, 'replica skipped: reads go to the primary')),
+          onChange: ({ replica, state }, cause) =>
+            state === 'ok' ? logger.info({ replica, state }, 'replica takes reads') : logger.warn({ replica, state, err: cause }, 'replica skipped: reads go to the primary'),
         })
       : null;
     if (replicas) {

@@ -139,7 +139,7 @@ export class AnswerCache {
         if (answered) return answered;
       } catch (error) {
         if (!isReplicaFailure(error)) throw error;
-        reader.failed();
+        reader.failed(error);
       }
     }
     return this.#fromPrimary(request, build);

@@ -16,7 +16,8 @@ export interface ReplicaSetOptions {
   maxLagMs: number;
   /** How a replica's pool is opened (pool size, timeout, prepared statements). */
   open: Omit<DatabaseOptions, 'url' | 'directUrl'>;
-  onChange?: (status: ReplicaStatus) => void;
+  /** `cause`: why a replica is `down` (the failed query's error, or that it left recovery). */
+  onChange?: (status: ReplicaStatus, cause?: unknown) => void;
 }
 
 /** Where the primary's WAL stood at a moment: everything committed before `at` lies at or below `lsn`. */
@@ -105,7 +106,7 @@ export class ReplicaSet {
    * workspace) the same one while it keeps up, so that each workspace's cached answers gather on
    * one server; round robin otherwise.
    */
-  reader(affinity?: string): { db: Database; replica: number; failed(): void } | null {
+  reader(affinity?: string): { db: Database; replica: number; failed(cause: unknown): void } | null {
     const now = Date.now();
     const count = this.#replicas.length;
     const first = affinity === undefined ? this.#next : hashOf(affinity) % count;
@@ -113,7 +114,7 @@ export class ReplicaSet {
       const replica = this.#replicas[(first + tried) % count]!;
       if (replica.db && this.#stateAt(replica, now) === 'ok') {
         if (affinity === undefined) this.#next = (first + tried + 1) % count;
-        return { db: replica.db, replica: replica.index, failed: () => this.#mark(replica, 'down') };
+        return { db: replica.db, replica: replica.index, failed: (cause) => this.#mark(replica, 'down', cause) };
       }
     }
     return null;
@@ -161,7 +162,7 @@ export class ReplicaSet {
       if (this.#closed) return;
       const row = (await replica.db.query<{ standby: boolean; lsn: string | null }>(REPLAYED_POSITION)).rows[0]!;
       // A server out of recovery (promoted, or not a standby at all) no longer follows the primary.
-      if (!row.standby || row.lsn === null) return this.#mark(replica, 'down');
+      if (!row.standby || row.lsn === null) return this.#mark(replica, 'down', new Error('not a standby in recovery'));
       const replayed = lsnOf(row.lsn);
       for (let i = this.#samples.length - 1; i >= 0; i -= 1) {
         const sample = this.#samples[i]!;
@@ -171,15 +172,15 @@ export class ReplicaSet {
         }
       }
       this.#mark(replica, Date.now() - replica.verifiedAt <= this.#options.maxLagMs ? 'ok' : 'lagging');
-    } catch {
-      this.#mark(replica, 'down');
+    } catch (error) {
+      this.#mark(replica, 'down', error);
     }
   }
 
-  #mark(replica: Replica, state: ReplicaState): void {
+  #mark(replica: Replica, state: ReplicaState, cause?: unknown): void {
     if (replica.state === state) return;
     replica.state = state;
-    this.#options.onChange?.({ replica: replica.index, state });
+    this.#options.onChange?.({ replica: replica.index, state }, cause);
   }
 
   async close(): Promise<void> {
