@@ -8,13 +8,11 @@ import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { idLiteral, withServerFile } from '../support/server-files.ts';
+import { writeInTransaction, type Role, type Statement } from '../support/sql-writes.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';
 
 const COURSES = '/api/public/v1/courses';
 const BOOKINGS = '/api/public/v1/bookings';
-
-type Role = 'origin' | 'replica';
-type Statement = [string, unknown[]?];
 
 interface Booking {
   id: string;
@@ -45,23 +43,8 @@ describeOnEachDatabase('the response cache, whatever path writes, on %s', (targe
     await db?.close();
   });
 
-  /**
-   * Statements in one committed transaction, in the role given. The role is set for the
-   * transaction alone: on the embedded database every connection shares one session.
-   */
-  async function write(statements: Statement[], role: Role = 'origin'): Promise<pg.QueryResult[]> {
-    await sql.query('BEGIN');
-    try {
-      if (role === 'replica') await sql.query('SET LOCAL session_replication_role = replica');
-      const results: pg.QueryResult[] = [];
-      for (const [text, values] of statements) results.push(await sql.query(text, values));
-      await sql.query('COMMIT');
-      return results;
-    } catch (error) {
-      await sql.query('ROLLBACK');
-      throw error;
-    }
-  }
+  /** Statements in one committed transaction on the test's own client, in the role given. */
+  const write = (statements: Statement[], role: Role = 'origin') => writeInTransaction(sql, statements, role);
 
   /** Cached: built once, then served from the cache. */
   async function cached(path: string, options: ServedOptions = {}): Promise<Served> {
