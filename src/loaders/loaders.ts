@@ -155,7 +155,11 @@ export class Loaders {
   #shape(target: ResourceDefinition, selected: ReadonlySet<string> | undefined): { embeds: string[]; fields: string[] | undefined; key: string } {
     if (!selected) return { embeds: [], fields: undefined, key: '[]{*}' };
     const embeds = Object.keys(target.relations ?? {}).filter((name) => selected.has(name) && embeddable(this.#registry, target, name));
-    const local = Object.values(target.relations ?? {}).map((nested) => nested.localField);
+    // A relation's own column is read only when the relation is selected: every resource has a
+    // `workspace` relation, and its column on each of 100,000 session rows is memory for nothing.
+    const local = Object.entries(target.relations ?? {})
+      .filter(([name]) => selected.has(name))
+      .map(([, nested]) => nested.localField);
     const fields = Object.keys(target.fields).filter((field) => selected.has(field) || local.includes(field));
     return { embeds, fields, key: `[${embeds.join(',')}]{${fields.join(',')}}` };
   }

@@ -115,6 +115,21 @@ describeOnEachDatabase('internal GraphQL on %s', (target) => {
     expect(plain.some((text) => /participants|course_runs|course_templates/.test(text))).toBe(false);
   });
 
+  it('reads the columns the query selects and a relation\'s own column only when the relation is selected (a large list holds nothing it does not answer)', async () => {
+    const ws = await importFixture(db, sizedFixture(2), {});
+    const sessionsOf = (selection: string) =>
+      captureStatements(db, () => api.graphql(`query($id: ID!) { workspace(id: $id) { sessionsConnection(first: 10) { nodes { id ${selection} } } } }`, { id: ws.workspaceId }));
+    const sessionStatement = (statements: string[]) => statements.find((text) => /FROM sessions t/.test(text))!;
+    const plain = sessionStatement(await sessionsOf('startsAt'));
+    expect(plain).toMatch(/"startsAt"/);
+    expect(plain).not.toMatch(/AS "workspaceId"|AS "courseRunId"|AS "location"/);
+    const withRun = sessionStatement(await sessionsOf('startsAt courseRun { id }'));
+    expect(withRun).toMatch(/AS "courseRunId"|AS "courseRun\.id"/);
+    expect(withRun).not.toMatch(/t\.workspace_id AS "workspaceId"/);
+    const withWorkspace = await sessionsOf('workspace { id }');
+    expect(sessionStatement(withWorkspace)).toMatch(/AS "workspaceId"|AS "workspace\.id"/);
+  });
+
   it('a table the product does not have is served from its migration and an overlay entry alone, nested relation included', async () => {
     // The migration of the new resource; the test owns its tables.
     await db.query(`CREATE TABLE IF NOT EXISTS gadgets (id text PRIMARY KEY, workspace_id text NOT NULL REFERENCES workspaces (id), label text NOT NULL, weight_grams integer NOT NULL)`);
