@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
 import { InputError } from '../input-error.ts';
@@ -113,9 +113,17 @@ export async function resolveSecretBox(config: Config, options: { embeddedDataDi
   const file = join(config.DATA_DIR, KEY_FILE);
   const saved = await readFile(file, 'utf8').catch(() => null);
   if (saved) return new SecretBox(Buffer.from(saved.trim(), 'base64'));
-  const key = randomBytes(32);
-  // `wx`: two processes creating it at once must not end up with different keys.
-  await writeFile(file, key.toString('base64'), { mode: 0o600, flag: 'wx' }).catch(() => {});
+  // Written whole under a name of its own, then linked into place: two processes starting at once
+  // end up with one key, and neither reads a file the other has created but not yet written.
+  const draft = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
+  await writeFile(draft, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
+  try {
+    await link(draft, file).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+  } finally {
+    await unlink(draft).catch(() => {});
+  }
   return new SecretBox(Buffer.from((await readFile(file, 'utf8')).trim(), 'base64'));
 }
 
