@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ResourceRegistry } from '../../src/db/resource-registry.ts';
-import { serviceModel } from '../../src/db/service-model.ts';
+import { frozenModel } from '../support/frozen-model.ts';
 import { PARENT_COLUMN, buildRelationQuery, embeddable, joinedResource } from '../../src/db/sql-builder.ts';
 import { author, review, cover, book } from '../support/book-shelf-registry.ts';
 
-const createRegistry = () => serviceModel().registry;
+const createRegistry = () => frozenModel().registry;
 
 describe('the relations of the real registry', () => {
   const registry = createRegistry();

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Catalog, CatalogTable } from '../../src/db/catalog.ts';
-import { catalog } from '../../src/db/catalog.generated.ts';
-import { overlay } from '../../src/db/overlay.ts';
 import { ModelError, deriveModel, type Overlay } from '../../src/db/resource-model.ts';
 import { compileOperations } from '../../src/graphql/operations.ts';
 import { createSchema } from '../../src/graphql/schema.ts';
+import { frozenCatalog as catalog, frozenOverlay as overlay } from '../support/frozen-model.ts';
 
 /** The catalog as a migration adding venues (and sessions.venue_id) would leave it. */
 function withVenues(change: (venues: CatalogTable) => void = () => undefined): Catalog {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { serviceModel } from '../../src/db/service-model.ts';
+import { frozenModel } from '../support/frozen-model.ts';
 import { PARENT_COLUMN, buildLookup, buildRelationQuery } from '../../src/db/sql-builder.ts';
 import { BOOK_COLUMNS, BOOK_SELECT, shelfWith } from '../support/book-shelf-registry.ts';
 
-const createRegistry = () => serviceModel().registry;
+const createRegistry = () => frozenModel().registry;
 
 describe('buildLookup', () => {
   it('reads every field of a resource by any of its keys with one = ANY($1) and names the parent column first', () => {
