@@ -88,16 +88,22 @@ function fieldsNamed(set: SelectionSetNode | undefined, info: SelectionInfo, nam
   }
 }
 
-function collect(set: SelectionSetNode | undefined, info: SelectionInfo, names: Set<string>, visited: Set<string>): void {
+/**
+ * Names selected under `set`, and one level further the names under each of them as
+ * `field.name` (a field name holds no dot): a statement that reads a one-relation with its parent
+ * reads the personal fields of it that are selected, and no other.
+ */
+function collect(set: SelectionSetNode | undefined, info: SelectionInfo, names: Set<string>, visited: Set<string>, prefix = ''): void {
   for (const selection of set?.selections ?? []) {
     if (!included(selection, info.variableValues)) continue;
     if (selection.kind === Kind.FIELD) {
-      names.add(selection.name.value);
+      names.add(prefix + selection.name.value);
+      if (prefix === '' && selection.selectionSet) collect(selection.selectionSet, info, names, new Set(), `${selection.name.value}.`);
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-      collect(selection.selectionSet, info, names, visited);
+      collect(selection.selectionSet, info, names, visited, prefix);
     } else if (!visited.has(selection.name.value)) {
       visited.add(selection.name.value);
-      collect(info.fragments[selection.name.value]?.selectionSet, info, names, visited);
+      collect(info.fragments[selection.name.value]?.selectionSet, info, names, visited, prefix);
     }
   }
 }
