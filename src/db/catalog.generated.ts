@@ -15,7 +15,8 @@ export const catalog: Catalog = {
     "1763801000000_writes-in-replica-role",
     "1763801100000_booking-updated-events",
     "1763801200000_internal-token-governance",
-    "1763801400000_catalog-facts"
+    "1763801400000_catalog-facts",
+    "1763801500000_internal-token-personal-data"
   ],
   "tables": {
     "api_keys": {
@@ -195,7 +196,8 @@ export const catalog: Catalog = {
         {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
         {"name":"revoked_at","type":"timestamp with time zone","nullable":true},
         {"name":"documents","type":"text","nullable":false,"default":"'any'::text"},
-        {"name":"cost_per_minute","type":"integer","nullable":true}
+        {"name":"cost_per_minute","type":"integer","nullable":true},
+        {"name":"personal_data","type":"boolean","nullable":false,"default":"false"}
       ],
       "primaryKey": ["id"],
       "foreignKeys": [],

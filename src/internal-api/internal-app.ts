@@ -22,6 +22,7 @@ import { documentGate } from './document-gate.ts';
 import { DOCUMENT_LIMITS, documentLimits } from './document-limits.ts';
 import { explorerRouter } from './explorer-page.ts';
 import { useFieldUsage } from './field-usage.ts';
+import { usePersonalDataGrant } from './personal-data-grant.ts';
 import { answerErrors, notFound, sendListenerError } from './listener-errors.ts';
 import { metricsRouter } from './metrics-route.ts';
 
@@ -79,7 +80,7 @@ function authenticate(db: Database, bootstrapToken: string, logger: Logger): Req
     let principal: InternalPrincipal | null = null;
     // Compare digests so that the comparison takes the same time whatever the length.
     if (presented && timingSafeEqual(sha256(presented), bootstrap)) {
-      principal = { id: null, name: BOOTSTRAP_TOKEN_NAME, workspaces: null, documents: 'any', costPerMinute: null };
+      principal = { id: null, name: BOOTSTRAP_TOKEN_NAME, workspaces: null, documents: 'any', costPerMinute: null, personalData: true };
     } else if (presented && isWellFormedInternalToken(presented)) {
       try {
         principal = await findActiveInternalToken(db, sha256(presented));
@@ -126,10 +127,11 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     persistedQueries: false,
     // The explorer is ours (explorer-page.ts): Apollo's landing page would load its code from a CDN.
     plugins: [
+      usePersonalDataGrant(options.schema, options.registry),
       ...limits.plugins,
       useCostBudget(budget),
       useFieldUsage(options.schema, options.metrics, logger),
-      useAuditPlugin(options.schema, options.registry),
+      useAuditPlugin(),
       ApolloServerPluginLandingPageDisabled(),
     ],
     formatError: (formatted, error) => {
@@ -140,7 +142,6 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     // Set, not left to NODE_ENV, so that every environment answers alike.
     introspection: true,
     includeStacktraceInErrorResponses: false,
-    status400ForVariableCoercionErrors: true,
     // Apollo Server's own messages go to the JSON log, not to the console.
     logger: {
       debug: (message: unknown) => logger.debug({ apollo: true }, String(message)),
@@ -164,9 +165,10 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     expressMiddleware(apollo, {
       context: async ({ res }) => {
         const principal = (res.locals as { principal: InternalPrincipal }).principal;
-        const context = requestContext({ registry: options.registry, db: options.reads?.() ?? options.db }, { workspaces: principal.workspaces });
+        const context = requestContext({ registry: options.registry, db: options.reads?.() ?? options.db }, { workspaces: principal.workspaces, personalData: principal.personalData });
         const audit = auditRecordOf(res);
         audit.rows = () => context.loaders.rowsRead;
+        audit.personalColumns = () => context.loaders.personalColumnsRead;
         return { ...context, audit, principal, cost: { extension: null } };
       },
     }),

@@ -99,7 +99,7 @@ export class Loaders {
     const key = `lookup:${resource.name}.${by}${fields ? `{${fields.join(',')}}` : ''}${this.#restricted ? ':restricted' : ''}`;
     const statement = cachedStatement(this.#registry, key, () => buildLookup(resource, by, { restricted: this.#restricted, ...(fields ? { fields } : {}) }));
     const values = bind(statement.query.parameters, { workspaces: this.#workspaces });
-    const rows = await this.#loader(key, statement, values, true, this.#personal.columns(resource, fields ?? [])).load(value);
+    const rows = await this.#loader(key, statement, values, true, this.#personal.columns(resource, [by, resource.key, ...(fields ?? [])])).load(value);
     return rows[0] ?? null;
   }
 
@@ -147,18 +147,23 @@ export class Loaders {
     return { relation, statement, values, loaderKey: `${statementKey}:${JSON.stringify(values)}`, personal };
   }
 
-  /** A filter's conditions, refused without the grant where they compare a personal field. */
-  #filtered(target: ResourceDefinition, terms: readonly FilterTerm[]): string[] {
+  /**
+   * The personal columns a relation's statement compares: its target's column the parents are
+   * matched with (personal in a table that is as a whole), and those of the filter's conditions,
+   * refused without the grant.
+   */
+  #compared(relation: RelationDefinition, terms: readonly FilterTerm[]): string[] {
+    const target = this.#registry.get(relation.resource);
     const fields = terms.map(([field]) => field);
     this.#personal.refuseWithoutGrant(target, fields);
-    return this.#personal.columns(target, fields);
+    return this.#personal.columns(target, [relation.foreignField, ...fields]);
   }
 
   #relationPlan(parent: ResourceDefinition, relationName: string, args: RelationArguments, selected: ReadonlySet<string> | undefined): RelationPlan {
     const relation = this.#registry.relation(parent, relationName);
     const target = this.#registry.get(relation.resource);
     const filter = parseFilter(target, args.filter);
-    const compared = this.#filtered(target, filter.terms);
+    const compared = this.#compared(relation, filter.terms);
     const { embeds, embeddedFields, fields, key, personal } = statementShape(this.#registry, this.#personal, target, selected);
     return this.#planned(
       relation,
@@ -208,7 +213,7 @@ export class Loaders {
         `count:${plan.parent.name}.${plan.relationName}(${filter.map((term) => term.join('.')).join(',')})`,
         (restricted) => buildCountQuery(this.#registry, plan.relation, { filter, restricted }),
         { connection: plan.args },
-        this.#personal.columns(this.#registry.get(plan.relation.resource), filter.map(([field]) => field)),
+        this.#compared(plan.relation, filter),
       );
     }
     const rows = await this.#loader(plan.count.loaderKey, plan.count.statement, plan.count.values, false, plan.count.personal).load(String(parentValue));
@@ -221,7 +226,7 @@ export class Loaders {
     const list = connectionList(parent, relationName);
     const order = connectionOrder(this.#registry, relation);
     const parsed = parseConnectionArguments(list, target, order, args);
-    const compared = this.#filtered(target, parsed.filter);
+    const compared = this.#compared(relation, parsed.filter);
     const { embeds, embeddedFields, fields, key, personal } = statementShape(this.#registry, this.#personal, target, selected);
     const after = nullPattern(parsed.after);
     const before = nullPattern(parsed.before);

@@ -9,7 +9,7 @@ export interface Shape {
   embeddedFields: Record<string, string[]>;
   fields: string[] | undefined;
   key: string;
-  /** The personal columns the statement reads (`table.column`). */
+  /** The personal columns the statement reads (`table.column`), keys included. */
   personal: string[];
 }
 
@@ -22,7 +22,7 @@ export interface Shape {
 export function statementShape(registry: ResourceRegistry, personal: PersonalAccess, target: ResourceDefinition, selected: ReadonlySet<string> | undefined): Shape {
   if (!selected) {
     const fields = personal.fieldsToRead(target, undefined, () => false);
-    return { embeds: [], embeddedFields: {}, fields, key: fields ? `[]{${fields.join(',')}}` : '[]{*}', personal: personal.columns(target, fields ?? []) };
+    return { embeds: [], embeddedFields: {}, fields, key: fields ? `[]{${fields.join(',')}}` : '[]{*}', personal: personal.columns(target, [target.key, ...(fields ?? [])]) };
   }
   const embeds = Object.keys(target.relations ?? {}).filter((name) => selected.has(name) && embeddable(registry, target, name));
   // A relation's own column is read only when the relation is selected: every resource has a
@@ -32,14 +32,14 @@ export function statementShape(registry: ResourceRegistry, personal: PersonalAcc
     .map(([, nested]) => nested.localField);
   const wanted = Object.keys(target.fields).filter((field) => selected.has(field) || local.includes(field));
   const fields = personal.fieldsToRead(target, wanted, (field) => selected.has(field)) ?? wanted;
-  const columns = personal.columns(target, fields);
+  const columns = personal.columns(target, [target.key, ...fields]);
   // An embedded row is read whole, but for its personal fields: those only when selected under it.
   const embeddedFields: Record<string, string[]> = {};
   for (const name of embeds) {
     const joined = registry.get(registry.relation(target, name).resource);
     const read = personal.fieldsToRead(joined, undefined, (field) => selected.has(`${name}.${field}`));
     if (read) embeddedFields[name] = read;
-    columns.push(...personal.columns(joined, read ?? []));
+    columns.push(...personal.columns(joined, [joined.key, ...(read ?? [])]));
   }
   const embedKey = embeds.map((name) => `${name}${embeddedFields[name] ? `{${embeddedFields[name].join(',')}}` : ''}`);
   return { embeds, embeddedFields, fields, key: `[${embedKey.join(',')}]{${fields.join(',')}}`, personal: columns };
