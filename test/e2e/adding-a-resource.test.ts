@@ -134,7 +134,7 @@ describe('docs/adding-a-resource.md, followed on a scratch copy', () => {
       workspace: {
         venuesConnection: {
           totalCount: 1,
-          nodes: [{ name: 'Main hall', address: 'Market Square 1, Ulm', sessionsConnection: { totalCount: 1, nodes: [{ startsAt: '2027-03-01T09:00:00.000Z' }] } }],
+          nodes: [{ name: 'Main hall', address: 'Market Square 1, Ulm', contactEmail: 'hall@ulm.example', sessionsConnection: { totalCount: 1, nodes: [{ startsAt: '2027-03-01T09:00:00.000Z' }] } }],
         },
       },
     });
@@ -171,5 +171,24 @@ describe('docs/adding-a-resource.md, followed on a scratch copy', () => {
     expect(other.data).toEqual({ venue: null, workspace: null });
     const unrestricted = await graphql('query($venue: ID!) { venue(id: $venue) { name } }', { venue: many.ids.v0 });
     expect(unrestricted.data).toEqual({ venue: { name: 'Venue 0' } });
+
+    // The personal column, as the page says: refused to a token without the grant, the rest of the query answered without it.
+    const personal = await graphql(venues!, { id: imported.workspaceId }, restricted.token);
+    expect(personal.errors?.[0]).toMatchObject({ extensions: { code: 'PERSONAL_DATA_NOT_GRANTED' } });
+    expect(personal.errors?.[0]?.message).toContain('Venue.contactEmail');
+    const impersonal = await graphql(venues!.replace(' contactEmail', ''), { id: imported.workspaceId }, restricted.token);
+    expect(impersonal.errors).toBeUndefined();
+
+    // 6. The suite, unchanged: npm test with its vitest run kept to the unit project (the integration
+    // project is the one running this test; it passes on the new resource too, run apart).
+    await server.stop();
+    server = undefined;
+    const [suite] = blocks('sh').filter((block) => block.trim() === 'npm test');
+    expect(suite).toBeDefined();
+    const tested = await shell(scratch, 'npm', ['test', '--', '--project', 'unit']);
+    expect(tested.code, tested.output.slice(-6000)).toBe(0);
+    for (const step of ['eslint .', 'depcruise src rest bench', 'tsc --noEmit', 'redocly lint', 'tsc -p tsconfig.build.json', 'vitest run --project unit']) expect(tested.output).toContain(step);
+    // eslint-disable-next-line no-control-regex
+    expect(tested.output.replace(/\u001b\[[0-9;]*m/g, '')).toMatch(/Test Files +\d+ passed \(\d+\)/);
   }, 600_000);
 });
