@@ -4,14 +4,15 @@ import { createPublicApp } from '../rest/app.ts';
 import { AnswerCache } from './answer-cache/answer-cache.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { IssuedCredentials } from './auth/issued-credentials.ts';
-import { preparedStatementsSetting, type Config } from './config.ts';
+import { preparedStatementsSetting, wantsDemo, type Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
-import { copyEmbeddedTemplate, personaliseTemplateCopy } from './db/embedded-template.ts';
+import { copyEmbeddedTemplate, personaliseTemplateCopy, type TemplateInfo } from './db/embedded-template.ts';
 import { migrate } from './db/migrate.ts';
 import { ReplicaSet } from './db/replicas.ts';
 import type { ResourceModel } from './db/resource-model.ts';
 import { databaseDifferences, serviceModel, staleBuild } from './db/service-model.ts';
 import { joinedResource } from './db/sql-builder.ts';
+import { readDemoFixture } from './demo/demo.ts';
 import { compileOperations } from './graphql/operations.ts';
 import { createInternalApp, type InternalApp } from './internal-api/internal-app.ts';
 import { createSchema, internalSchema } from './graphql/schema.ts';
@@ -56,7 +57,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   if (stale) throw new Error(stale);
   const model = options.model ?? serviceModel();
   const ownsDb = !options.db;
-  const template = ownsDb && !config.DATABASE_URL && (await copyEmbeddedTemplate(config.DATA_DIR));
+  // A template made with another demo fixture is left: the demo is imported from the current one (demo.ts says so).
+  const currentDemo = async (info: TemplateInfo | null) => !wantsDemo(config) || info?.demoFixtureSha256 === (await readDemoFixture()).sha256;
+  const template = ownsDb && !config.DATABASE_URL && (await copyEmbeddedTemplate(config.DATA_DIR, currentDemo));
   const db =
     options.db ??
     (await openDatabase({
