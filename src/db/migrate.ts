@@ -109,7 +109,7 @@ export class MigrationError extends Error {
 const NOT_NULL_VIOLATION = '23502';
 
 /** What a maintainer reads when `migration` is refused: the file, and for a NOT NULL column on rows without a value, the ways out. */
-export function migrationFailure(error: unknown, migration: string | null): Error {
+function migrationFailure(error: unknown, migration: string | null): Error {
   const failure = error as { message?: string; code?: string; table?: string; column?: string };
   if (!migration || typeof failure.code !== 'string') return error instanceof Error ? error : new Error(String(error));
   const file = `src/db/migrations/${migration}.sql`;

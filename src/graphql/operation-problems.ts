@@ -15,7 +15,8 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { Catalog } from '../db/catalog.ts';
-import { MODEL_SOURCES, deriveModel, type Overlay, type ResourceModel } from '../db/resource-model.ts';
+import { camelCase } from '../db/naming.ts';
+import { MODEL_SOURCES, deriveModel, type Overlay, type ResourceModel, type TableOverlay } from '../db/resource-model.ts';
 import { operationSources, type OperationName } from './operations.ts';
 import { PUBLIC_ANSWERS } from './public-representation.ts';
 import { createSchema } from './schema.ts';
@@ -31,22 +32,26 @@ interface Placed {
 
 /**
  * A result of the operation with every field selected (directives aside): each leaf a marker
- * naming it, each list one item, each enum its first value; and, for each field node, its parent
- * type and the markers under it.
+ * naming it, each list one item, each enum its first value, a field the schema lacks a marker (or
+ * an object of markers); and, for each field node, its parent type and the markers under it.
  */
 function sampleResult(schema: GraphQLSchema, document: DocumentNode): { data: Record<string, unknown>; placed: Map<FieldNode, Placed> } {
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   const placed = new Map<FieldNode, Placed>();
   let next = 0;
-  const valueOf = (type: GraphQLOutputType, node: FieldNode, markers: string[]): unknown => {
+  const marker = (markers: string[]) => {
+    const made = `\u0001${(next += 1)}`;
+    markers.push(made);
+    return made;
+  };
+  const valueOf = (type: GraphQLOutputType | undefined, node: FieldNode, markers: string[]): unknown => {
+    if (!type) return node.selectionSet ? objectOf(node.selectionSet, '', markers) : marker(markers);
     if (isNonNullType(type)) return valueOf(type.ofType, node, markers);
     if (isListType(type)) return [valueOf(type.ofType, node, markers)];
     if (isObjectType(type) || isInterfaceType(type)) return objectOf(node.selectionSet, type.name, markers);
     if (isEnumType(type)) return type.getValues()[0]?.name;
-    const marker = `\u0001${(next += 1)}`;
-    markers.push(marker);
-    return marker;
+    return marker(markers);
   };
   const objectOf = (set: SelectionSetNode | undefined, typeName: string, outer: string[]): Record<string, unknown> => {
     const object: Record<string, unknown> = {};
@@ -54,9 +59,8 @@ function sampleResult(schema: GraphQLSchema, document: DocumentNode): { data: Re
     for (const selection of set?.selections ?? []) {
       if (selection.kind === Kind.FIELD) {
         const field = isObjectType(type) || isInterfaceType(type) ? type.getFields()[selection.name.value] : undefined;
-        if (!field) continue;
         const markers: string[] = [];
-        object[selection.alias?.value ?? selection.name.value] = valueOf(field.type, selection, markers);
+        object[selection.alias?.value ?? selection.name.value] = valueOf(field?.type, selection, markers);
         placed.set(selection, { parent: typeName, markers });
         outer.push(...markers);
       } else {
@@ -88,22 +92,31 @@ function entryText(value: unknown): string {
   return typeof value === 'string' ? `'${value}'` : String(value);
 }
 
-/** What the model served under `typeName.field` before, and what the new catalog and overlay made of it. */
-function whatChanged(before: ResourceModel, after: Catalog, overlay: Overlay, typeName: string, field: string): { what: string; rename?: string } {
-  const table = [...before.tables.values()].find((model) => model.type === typeName);
-  const column = table?.fields[field]?.column;
-  if (!table || !column) return { what: `${typeName}.${field}, which the schema no longer has` };
-  const now = after.tables[table.table];
-  if (now?.columns.some((c) => c.name === column)) return { what: `${typeName}.${field}, the column ${table.table}.${column}, which ${MODEL_SOURCES.overlay} no longer serves under that name` };
-  const added = (now?.columns ?? []).filter((c) => !table.catalog.columns.some((old) => old.name === c.name));
-  const type = table.catalog.columns.find((c) => c.name === column)?.type;
+/** What became of the column `typeName.field` was served from, and the overlay entry that serves it under that name again. */
+function whatChanged(before: ResourceModel | null, after: ResourceModel, overlay: Overlay, typeName: string, field: string): { what: string; keep: string } {
+  const generic = { what: `${typeName}.${field}, which the schema no longer has`, keep: `serve a column under that name again in ${MODEL_SOURCES.overlay} (rename)` };
+  const table = [...after.tables.values()].find((model) => model.type === typeName);
+  if (!table) return generic;
+  const old = before?.tables.get(table.table);
+  const column = old?.fields[field]?.column ?? table.catalog.columns.find((c) => camelCase(c.name) === field)?.name;
+  if (!column) return generic;
+  const entry = (changes: TableOverlay) => `${table.table}: ${entryText({ ...(overlay[table.table] ?? {}), ...changes })}`;
+  const named = `${typeName}.${field}, the column ${table.table}.${column}`;
+  if (table.catalog.columns.some((c) => c.name === column)) {
+    const hide = overlay[table.table]?.hide ?? [];
+    if (hide.includes(column)) {
+      const rest = hide.filter((hidden) => hidden !== column);
+      const { hide: _hide, ...others } = overlay[table.table] ?? {};
+      return { what: `${named}, which ${MODEL_SOURCES.overlay} hides`, keep: `serve it again: ${rest.length > 0 ? entry({ hide: rest }) : `${table.table}: ${entryText(others)}`}` };
+    }
+    return { what: `${named}, which ${MODEL_SOURCES.overlay} serves under another name`, keep: `serve it under ${field} again in ${MODEL_SOURCES.overlay} (rename)` };
+  }
+  const added = table.catalog.columns.filter((c) => !(old ?? table).catalog.columns.some((known) => known.name === c.name));
+  const type = old?.catalog.columns.find((c) => c.name === column)?.type;
   const candidate = added.find((c) => c.type === type) ?? added[0];
-  const entry = { ...(overlay[table.table] ?? {}), rename: { ...(overlay[table.table]?.rename ?? {}), [candidate?.name ?? `<new column>`]: field } };
+  const rename = { ...(overlay[table.table]?.rename ?? {}), [candidate?.name ?? '<new column>']: field };
   const newColumns = added.length > 0 ? ` (${table.table} has the new column${added.length > 1 ? 's' : ''} ${added.map((c) => c.name).join(', ')})` : '';
-  return {
-    what: `${typeName}.${field}, the column ${table.table}.${column}, which the migrations no longer create${newColumns}`,
-    rename: `${table.table}: ${entryText(entry)}`,
-  };
+  return { what: `${named}, which the migrations no longer create${newColumns}`, keep: `serve the new column under it in ${MODEL_SOURCES.overlay}, ${entry({ rename })}` };
 }
 
 /**
@@ -122,12 +135,11 @@ export function brokenOperations(before: Catalog, after: Catalog, overlay: Overl
     return [];
   }
   const schema = createSchema(model);
-  let old: { model: ResourceModel; schema: GraphQLSchema } | null = null;
+  let old: ResourceModel | null = null;
   try {
-    const oldModel = deriveModel(before, overlay);
-    old = { model: oldModel, schema: createSchema(oldModel) };
+    old = deriveModel(before, overlay);
   } catch {
-    old = null;
+    // The committed catalog with today's overlay: the columns are then named from the new catalog alone.
   }
   const cause = changedBy.length > 0 ? changedBy.map((name) => `src/db/migrations/${name}.sql`).join(', ') : MODEL_SOURCES.overlay;
   const messages: string[] = [];
@@ -135,25 +147,22 @@ export function brokenOperations(before: Catalog, after: Catalog, overlay: Overl
     const document = parse(source);
     const errors = validate(schema, document);
     if (errors.length === 0) continue;
-    const sample = old ? sampleResult(old.schema, document) : null;
+    const sample = sampleResult(schema, document);
     const landed = new Map<string, string>();
-    if (sample) for (const item of PUBLIC_ANSWERS[name].represent(sample.data as never)) contractPaths(item, '', landed);
+    try {
+      for (const item of PUBLIC_ANSWERS[name].represent(sample.data as never)) contractPaths(item, '', landed);
+    } catch {
+      // A result the public representation cannot take names no contract field; the message says the rest.
+    }
     for (const error of errors) {
       const node = error.nodes?.find((candidate): candidate is FieldNode => candidate.kind === Kind.FIELD);
-      const place = node && sample?.placed.get(node);
-      if (!old || !node || !place) {
-        messages.push(`${cause} breaks the fixed operation ${name} of the public API (${OPERATIONS_FILE}): ${error.message} Serve the field again (${MODEL_SOURCES.overlay}: rename), or change the contract (${CONTRACT_FILE} first; docs/versioning.md).`);
-        continue;
-      }
-      const change = whatChanged(old.model, after, overlay, place.parent, node.name.value);
-      const fills = [...new Set(place.markers.map((marker) => landed.get(marker)).filter((path): path is string => path !== undefined))];
+      const place = node && sample.placed.get(node);
+      const change = place ? whatChanged(old, model, overlay, place.parent, node.name.value) : { what: `what it selects: ${error.message}`, keep: `serve it again in ${MODEL_SOURCES.overlay}` };
+      const fills = [...new Set((place?.markers ?? []).map((marker) => landed.get(marker)).filter((path): path is string => path !== undefined))];
       const contract = fills.length > 0 ? ` It fills ${fills.map((path) => `${PUBLIC_ANSWERS[name].schema}.${path}`).join(', ')} of the public contract (${CONTRACT_FILE}).` : '';
-      const keep = change.rename
-        ? `keep the public name: serve the new column under it in ${MODEL_SOURCES.overlay}, ${change.rename}, then run npm run generate`
-        : `keep the public name: serve the column under it again in ${MODEL_SOURCES.overlay} (rename, hide), then run npm run generate`;
       messages.push(
         `${cause} breaks the public API: the fixed operation ${name} (${OPERATIONS_FILE}) selects ${change.what}.${contract} Either\n` +
-          `    - ${keep};\n` +
+          `    - keep the public name: ${change.keep}, then run npm run generate;\n` +
           `    - or change the contract: ${CONTRACT_FILE} first, then its reference text and CHANGELOG.md, then the operation in ${OPERATIONS_FILE} and src/graphql/public-representation.ts (docs/versioning.md).`,
       );
     }

@@ -68,6 +68,17 @@ describe('the relations of the real registry', () => {
     ]);
   });
 
+  it('an embedded relation reads only the fields it is given of its target, with the key: a personal one not selected is not read', () => {
+    const query = buildRelationQuery(registry, relation('CourseRun', 'bookings'), { embedded: ['participant'], embeddedFields: { participant: ['name'] }, fields: ['status'] });
+    expect(query.text).toBe(
+      `SELECT t.course_run_id AS "__parent", t.id AS "id", t.status AS "status", ` +
+        `e1.booking_id AS "participant.bookingId", e1.name AS "participant.name" ` +
+        `FROM bookings t LEFT JOIN participants e1 ON e1.booking_id = t.id WHERE t.course_run_id = ANY($1) ` +
+        `ORDER BY t.created_at DESC, t.id DESC`,
+    );
+    expect(query.embeds).toEqual([{ relation: 'participant', keyAlias: 'participant.bookingId', fields: [['participant.bookingId', 'bookingId'], ['participant.name', 'name']] }]);
+  });
+
   it('without the participant embedded, no statement on bookings reads the participants table', () => {
     const query = buildRelationQuery(registry, relation('CourseRun', 'bookings'));
     expect(query.text).not.toContain('participants');

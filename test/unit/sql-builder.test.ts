@@ -33,6 +33,13 @@ describe('buildLookup', () => {
     );
   });
 
+  it('reads only the fields it is given, with the key and the field it looks up by', () => {
+    const registry = createRegistry();
+    expect(buildLookup(registry.get('Session'), 'courseRunId', { fields: ['location'] }).text).toBe(
+      `SELECT t.course_run_id AS "__parent", t.id AS "id", t.location AS "location" FROM sessions t WHERE t.course_run_id = ANY($1)`,
+    );
+  });
+
   it('a resource without timestamps lists none and a lookup by an unknown field is refused, naming it', () => {
     const registry = createRegistry();
     expect(buildLookup(registry.get('Participant'), 'bookingId').timestamps).toEqual([]);
