@@ -46,12 +46,13 @@ export class PersonalAccess {
   /** `table.column` of each personal field among `fields`, as the audit trail names them. */
   columns(target: ResourceDefinition, fields: Iterable<string>): string[] {
     const personal = personalFields(target);
+    if (personal.size === 0) return [];
     return [...new Set(fields)].filter((field) => personal.has(field)).map((field) => `${target.table}.${columnOf(target, field)}`);
   }
 
   /** Counts a statement's personal columns as read, once it has run. */
   note(columns: readonly string[]): void {
-    for (const column of columns) this.#read.add(column);
+    for (let i = 0; i < columns.length; i += 1) this.#read.add(columns[i]!);
   }
 
   /** The personal columns the request's statements read, sorted. */
