@@ -12,7 +12,6 @@ import { ReplicaSet } from './db/replicas.ts';
 import type { ResourceModel } from './db/resource-model.ts';
 import { databaseDifferences, serviceModel, staleBuild } from './db/service-model.ts';
 import { joinedResource } from './db/sql-builder.ts';
-import { readDemoFixture } from './demo/demo.ts';
 import { compileOperations } from './graphql/operations.ts';
 import { createInternalApp, type InternalApp } from './internal-api/internal-app.ts';
 import { createSchema, internalSchema } from './graphql/schema.ts';
@@ -57,8 +56,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   if (stale) throw new Error(stale);
   const model = options.model ?? serviceModel();
   const ownsDb = !options.db;
-  // A template made with another demo fixture is left: the demo is imported from the current one (demo.ts says so).
-  const currentDemo = async (info: TemplateInfo | null) => !wantsDemo(config) || info?.demoFixtureSha256 === (await readDemoFixture()).sha256;
+  // A template made with another demo fixture is left: the demo is imported from the current one
+  // (demo.ts says so). Loaded only here: the service's modules do not load the fixture import.
+  const currentDemo = async (info: TemplateInfo | null) => !wantsDemo(config) || info?.demoFixtureSha256 === (await (await import('./demo/demo.ts')).readDemoFixture()).sha256;
   const template = ownsDb && !config.DATABASE_URL && (await copyEmbeddedTemplate(config.DATA_DIR, currentDemo));
   const db =
     options.db ??
