@@ -13,16 +13,20 @@ import { describeOnEachDatabase } from '../support/variants.ts';
 
 const GUIDE = await readFile(new URL('../../docs/internal-graphql.md', import.meta.url), 'utf8');
 
-/** A table a maintainer adds with a personal column, as docs/adding-a-resource.md shows: instructors, their e-mail personal. */
-const INSTRUCTORS = /* SQL */ `
-  CREATE TABLE instructors (
-    id text PRIMARY KEY DEFAULT new_id('ins'),
+/**
+ * A table with a personal column, as docs/adding-a-resource.md adds one: coaches, their e-mail
+ * personal. Named for this test alone (planted_…), so that a resource the service gains never
+ * meets it.
+ */
+const COACHES = /* SQL */ `
+  CREATE TABLE planted_coaches (
+    id text PRIMARY KEY DEFAULT new_id('pco'),
     workspace_id text NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
     name text NOT NULL,
     bio text,
     email text NOT NULL
   );
-  ALTER TABLE sessions ADD COLUMN instructor_id text REFERENCES instructors (id);
+  ALTER TABLE sessions ADD COLUMN planted_coach_id text REFERENCES planted_coaches (id);
 `;
 
 interface AuditLine {
@@ -33,14 +37,14 @@ interface AuditLine {
   errorCodes: string[];
 }
 
-/** Statements that read or compare a personal column: an instructor's e-mail, or anything of participants. */
+/** Statements that read or compare a personal column: a coach's e-mail, or anything of participants. */
 const PERSONAL = /\.email\b|\bparticipants\b/;
 
 describeOnEachDatabase('personal data per column and per token, through internal GraphQL on %s', (target) => {
   let db: Database;
   let api: TestApi;
   let ws: SeededWorkspace;
-  let instructor: string;
+  let coach: string;
   let withoutGrant: string;
   let withGrant: string;
 
@@ -50,13 +54,13 @@ describeOnEachDatabase('personal data per column and per token, through internal
   beforeAll(async () => {
     db = await openTestDatabase(target);
     ws = await seedWorkspace(db, contractFixture('Personal', 8));
-    await db.query(INSTRUCTORS);
-    instructor = (
-      await db.query<{ id: string }>(`INSERT INTO instructors (workspace_id, name, bio, email) VALUES ($1, 'Grace Hopper', 'Compilers.', 'grace@personal.example') RETURNING id`, [ws.workspaceId])
+    await db.query(COACHES);
+    coach = (
+      await db.query<{ id: string }>(`INSERT INTO planted_coaches (workspace_id, name, bio, email) VALUES ($1, 'Grace Hopper', 'Compilers.', 'grace@personal.example') RETURNING id`, [ws.workspaceId])
     ).rows[0]!.id;
-    await db.query(`INSERT INTO instructors (workspace_id, name, email) VALUES ($1, 'Alan Turing', 'alan@personal.example')`, [ws.workspaceId]);
-    await db.query('UPDATE sessions SET instructor_id = $1 WHERE workspace_id = $2', [instructor, ws.workspaceId]);
-    const model = deriveModel(await readCatalog(db), { ...overlay, instructors: { order: ['name'], personalData: ['email'] } });
+    await db.query(`INSERT INTO planted_coaches (workspace_id, name, email) VALUES ($1, 'Alan Turing', 'alan@personal.example')`, [ws.workspaceId]);
+    await db.query('UPDATE sessions SET planted_coach_id = $1 WHERE workspace_id = $2', [coach, ws.workspaceId]);
+    const model = deriveModel(await readCatalog(db), { ...overlay, planted_coaches: { order: ['name'], personalData: ['email'] } });
     api = await startTestApi(db, {}, { model });
     const cli = cliOn(db);
     withoutGrant = (await cli.json<{ token: string; personalData: boolean }>('internal-token', 'create', '--name', 'reporting')).token;
@@ -69,18 +73,18 @@ describeOnEachDatabase('personal data per column and per token, through internal
 
   it('a token without the grant is refused an operation that selects a personal column, before any statement reads it; the refusal names the field', async () => {
     const statements = await captureStatements(db, async () => {
-      const refused = await graphql(withoutGrant, 'query ($id: ID!) { instructor(id: $id) { name email } }', { id: instructor });
+      const refused = await graphql(withoutGrant, 'query ($id: ID!) { plantedCoach(id: $id) { name email } }', { id: coach });
       expect(refused.status).toBe(403);
       expect(refused.body.data).toBeUndefined();
       expect(refused.body.errors).toEqual([
         {
           message:
-            'This token has no personal-data grant, and the operation reads or filters on personal data: Instructor.email. An operator grants it with: npm run admin -- internal-token update --name reporting --personal-data',
+            'This token has no personal-data grant, and the operation reads or filters on personal data: PlantedCoach.email. An operator grants it with: npm run admin -- internal-token update --name reporting --personal-data',
           extensions: { code: 'PERSONAL_DATA_NOT_GRANTED' },
         },
       ]);
     });
-    // The token's own lookup, and nothing of instructors.
+    // The token's own lookup, and nothing of coaches.
     expect(statements).toHaveLength(1);
     expect(statements[0]).toMatch(/FROM internal_tokens/);
     expect(lastAudit()).toMatchObject({ tokenName: 'reporting', status: 403, personalColumns: [], errorCodes: ['PERSONAL_DATA_NOT_GRANTED'] });
@@ -88,10 +92,10 @@ describeOnEachDatabase('personal data per column and per token, through internal
 
   it('nor may it filter on one, in the document or through a variable, nor read a table that is personal as a whole (participants)', async () => {
     const statements = await captureStatements(db, async () => {
-      const inline = await graphql(withoutGrant, `query ($id: ID!) { workspace(id: $id) { instructorsConnection(filter: { email: { eq: "grace@personal.example" } }) { totalCount } } }`, { id: ws.workspaceId });
+      const inline = await graphql(withoutGrant, `query ($id: ID!) { workspace(id: $id) { plantedCoachesConnection(filter: { email: { eq: "grace@personal.example" } }) { totalCount } } }`, { id: ws.workspaceId });
       expect(inline.status).toBe(403);
-      expect(inline.body.errors?.[0]?.message).toContain('personal data: InstructorFilter.email.');
-      const variable = await graphql(withoutGrant, `query ($id: ID!, $f: InstructorFilter) { workspace(id: $id) { instructorsConnection(filter: $f) { nodes { name } } } }`, {
+      expect(inline.body.errors?.[0]?.message).toContain('personal data: PlantedCoachFilter.email.');
+      const variable = await graphql(withoutGrant, `query ($id: ID!, $f: PlantedCoachFilter) { workspace(id: $id) { plantedCoachesConnection(filter: $f) { nodes { name } } } }`, {
         id: ws.workspaceId,
         f: { email: { in: ['grace@personal.example'] } },
       });
@@ -110,67 +114,67 @@ describeOnEachDatabase('personal data per column and per token, through internal
 
   it('everything else of the same table it reads as any token does, and no statement it causes names a personal column, lookups and joined rows included', async () => {
     const query = /* GraphQL */ `
-      query ($id: ID!, $instructor: ID!) {
-        instructor(id: $instructor) { id name bio }
+      query ($id: ID!, $coach: ID!) {
+        plantedCoach(id: $coach) { id name bio }
         workspace(id: $id) {
-          instructorsConnection(first: 1, filter: { name: { in: ["Alan Turing", "Grace Hopper"] } }) { totalCount nodes { name } pageInfo { endCursor } }
-          sessionsConnection(first: 3) { nodes { id instructor { name bio } } }
+          plantedCoachesConnection(first: 1, filter: { name: { in: ["Alan Turing", "Grace Hopper"] } }) { totalCount nodes { name } pageInfo { endCursor } }
+          sessionsConnection(first: 3) { nodes { id plantedCoach { name bio } } }
         }
       }
     `;
     let answer: Awaited<ReturnType<typeof graphql>> | undefined;
     const statements = await captureStatements(db, async () => {
-      answer = await graphql(withoutGrant, query, { id: ws.workspaceId, instructor });
+      answer = await graphql(withoutGrant, query, { id: ws.workspaceId, coach });
     });
     expect(answer!.body.errors).toBeUndefined();
     const data = answer!.body.data as {
-      instructor: unknown;
-      workspace: { instructorsConnection: { totalCount: number; nodes: unknown[]; pageInfo: { endCursor: string } }; sessionsConnection: { nodes: Array<{ instructor: unknown }> } };
+      plantedCoach: unknown;
+      workspace: { plantedCoachesConnection: { totalCount: number; nodes: unknown[]; pageInfo: { endCursor: string } }; sessionsConnection: { nodes: Array<{ plantedCoach: unknown }> } };
     };
-    expect(data.instructor).toEqual({ id: instructor, name: 'Grace Hopper', bio: 'Compilers.' });
-    expect(data.workspace.instructorsConnection).toMatchObject({ totalCount: 2, nodes: [{ name: 'Alan Turing' }] });
+    expect(data.plantedCoach).toEqual({ id: coach, name: 'Grace Hopper', bio: 'Compilers.' });
+    expect(data.workspace.plantedCoachesConnection).toMatchObject({ totalCount: 2, nodes: [{ name: 'Alan Turing' }] });
     // A cursor carries the list's order values (the name, then the id), never a personal value.
-    expect(Buffer.from(data.workspace.instructorsConnection.pageInfo.endCursor, 'base64url').toString('utf8')).not.toContain('@personal.example');
-    expect(data.workspace.sessionsConnection.nodes[0]!.instructor).toEqual({ name: 'Grace Hopper', bio: 'Compilers.' });
+    expect(Buffer.from(data.workspace.plantedCoachesConnection.pageInfo.endCursor, 'base64url').toString('utf8')).not.toContain('@personal.example');
+    expect(data.workspace.sessionsConnection.nodes[0]!.plantedCoach).toEqual({ name: 'Grace Hopper', bio: 'Compilers.' });
     const generated = statements.filter((text) => !/FROM internal_tokens/.test(text));
-    expect(generated.some((text) => /FROM instructors/.test(text))).toBe(true);
-    expect(generated.some((text) => /LEFT JOIN instructors/.test(text))).toBe(true);
+    expect(generated.some((text) => /FROM planted_coaches/.test(text))).toBe(true);
+    expect(generated.some((text) => /LEFT JOIN planted_coaches/.test(text))).toBe(true);
     for (const text of generated) expect(text).not.toMatch(PERSONAL);
     expect(lastAudit()).toMatchObject({ tokenName: 'reporting', status: 200, personalColumns: [] });
   });
 
   it('a token with the grant reads and filters on a personal column; it is read only when selected, and the audit trail names it', async () => {
-    const unselected = await captureStatements(db, () => graphql(withGrant, 'query ($id: ID!) { instructor(id: $id) { name } }', { id: instructor }));
-    expect(unselected.filter((text) => /FROM instructors/.test(text))).toHaveLength(1);
+    const unselected = await captureStatements(db, () => graphql(withGrant, 'query ($id: ID!) { plantedCoach(id: $id) { name } }', { id: coach }));
+    expect(unselected.filter((text) => /FROM planted_coaches/.test(text))).toHaveLength(1);
     for (const text of unselected) expect(text).not.toMatch(PERSONAL);
     expect(lastAudit()).toMatchObject({ tokenName: 'support', personalColumns: [] });
 
     let read: Awaited<ReturnType<typeof graphql>> | undefined;
     const selected = await captureStatements(db, async () => {
-      read = await graphql(withGrant, 'query ($id: ID!) { instructor(id: $id) { name email } }', { id: instructor });
+      read = await graphql(withGrant, 'query ($id: ID!) { plantedCoach(id: $id) { name email } }', { id: coach });
     });
-    expect(read!.body).toEqual({ data: { instructor: { name: 'Grace Hopper', email: 'grace@personal.example' } } });
-    expect(selected.find((text) => /FROM instructors/.test(text))).toMatch(/t\.email AS "email"/);
-    expect(lastAudit()).toMatchObject({ tokenName: 'support', status: 200, personalColumns: ['instructors.email'] });
+    expect(read!.body).toEqual({ data: { plantedCoach: { name: 'Grace Hopper', email: 'grace@personal.example' } } });
+    expect(selected.find((text) => /FROM planted_coaches/.test(text))).toMatch(/t\.email AS "email"/);
+    expect(lastAudit()).toMatchObject({ tokenName: 'support', status: 200, personalColumns: ['planted_coaches.email'] });
 
-    const filtered = await graphql(withGrant, `query ($id: ID!) { workspace(id: $id) { instructorsConnection(filter: { email: { eq: "alan@personal.example" } }) { nodes { name } } } }`, { id: ws.workspaceId });
-    expect(filtered.body).toEqual({ data: { workspace: { instructorsConnection: { nodes: [{ name: 'Alan Turing' }] } } } });
-    expect(lastAudit()).toMatchObject({ personalColumns: ['instructors.email'] });
+    const filtered = await graphql(withGrant, `query ($id: ID!) { workspace(id: $id) { plantedCoachesConnection(filter: { email: { eq: "alan@personal.example" } }) { nodes { name } } } }`, { id: ws.workspaceId });
+    expect(filtered.body).toEqual({ data: { workspace: { plantedCoachesConnection: { nodes: [{ name: 'Alan Turing' }] } } } });
+    expect(lastAudit()).toMatchObject({ personalColumns: ['planted_coaches.email'] });
 
     const people = await graphql(withGrant, 'query ($id: ID!) { booking(id: $id) { participant { email } } }', { id: ws.ids.b1 });
     expect(people.body.errors).toBeUndefined();
     expect(lastAudit()).toMatchObject({ personalColumns: ['participants.booking_id', 'participants.email'] });
     // The bootstrap token has the grant.
-    expect((await graphql(INTERNAL_TOKEN, 'query ($id: ID!) { instructor(id: $id) { email } }', { id: instructor })).body).toEqual({ data: { instructor: { email: 'grace@personal.example' } } });
+    expect((await graphql(INTERNAL_TOKEN, 'query ($id: ID!) { plantedCoach(id: $id) { email } }', { id: coach })).body).toEqual({ data: { plantedCoach: { email: 'grace@personal.example' } } });
   });
 
   it('internal-token update grants and withdraws it from the next request on; list shows it', async () => {
     const cli = cliOn(db);
     const { token } = await cli.json<{ token: string }>('internal-token', 'create', '--name', 'changing');
-    const ask = () => graphql(token, 'query ($id: ID!) { instructor(id: $id) { email } }', { id: instructor });
+    const ask = () => graphql(token, 'query ($id: ID!) { plantedCoach(id: $id) { email } }', { id: coach });
     expect((await ask()).status).toBe(403);
     expect(await cli.json('internal-token', 'update', '--name', 'changing', '--personal-data')).toMatchObject({ name: 'changing', personalData: true });
-    expect((await ask()).body).toEqual({ data: { instructor: { email: 'grace@personal.example' } } });
+    expect((await ask()).body).toEqual({ data: { plantedCoach: { email: 'grace@personal.example' } } });
     expect((await cli.run('internal-token', 'list')).stdout).toMatch(/changing .*personal data granted/);
     expect(await cli.json('internal-token', 'update', '--name', 'changing', '--no-personal-data')).toMatchObject({ personalData: false });
     expect((await ask()).status).toBe(403);
