@@ -84,8 +84,14 @@ export class Loaders {
     if (this.#restricted) return;
     const resource = this.#registry.get(resourceName);
     const by = resource.key;
-    const statement = cachedStatement(this.#registry, `lookup:${resource.name}.${by}`, () => buildLookup(resource, by));
-    this.#loader(`lookup:${resource.name}.${by}`, statement, [], true, []).prime(String(row[by]), [row]);
+    // The lookup that selects no personal field is the one the row answers (it may hold more).
+    const { key, statement } = this.#lookupStatement(resource, by, this.#personal.fieldsToRead(resource, undefined, () => false));
+    this.#loader(key, statement, [], true, []).prime(String(row[by]), [row]);
+  }
+
+  #lookupStatement(resource: ResourceDefinition, by: string, fields: string[] | undefined): { key: string; statement: Statement } {
+    const key = `lookup:${resource.name}.${by}${fields ? `{${fields.join(',')}}` : ''}${this.#restricted ? ':restricted' : ''}`;
+    return { key, statement: cachedStatement(this.#registry, key, () => buildLookup(resource, by, { restricted: this.#restricted, ...(fields ? { fields } : {}) })) };
   }
 
   /**
@@ -96,8 +102,7 @@ export class Loaders {
     const resource = this.#registry.get(resourceName);
     const by = field ?? resource.key;
     const fields = this.#personal.fieldsToRead(resource, undefined, (name) => selected?.has(name) ?? false);
-    const key = `lookup:${resource.name}.${by}${fields ? `{${fields.join(',')}}` : ''}${this.#restricted ? ':restricted' : ''}`;
-    const statement = cachedStatement(this.#registry, key, () => buildLookup(resource, by, { restricted: this.#restricted, ...(fields ? { fields } : {}) }));
+    const { key, statement } = this.#lookupStatement(resource, by, fields);
     const values = bind(statement.query.parameters, { workspaces: this.#workspaces });
     const rows = await this.#loader(key, statement, values, true, this.#personal.columns(resource, [by, resource.key, ...(fields ?? [])])).load(value);
     return rows[0] ?? null;

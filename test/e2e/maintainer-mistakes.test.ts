@@ -94,9 +94,9 @@ describe('a maintainer mistake is explained where it happens', () => {
       expect(started).toContain('Give it a DEFAULT in the migration');
       expect(started).not.toMatch(STACK_FRAME);
 
-      // The way out: the column with a default, which the same database then takes.
+      // The way out: the column with a default, which the same database then takes (a default is
+      // no part of what a start compares with the build's catalog, so this build serves it).
       await write(MIGRATION, "-- Up Migration\nALTER TABLE bookings ADD COLUMN channel text NOT NULL DEFAULT 'web';\n\n-- Down Migration\nALTER TABLE bookings DROP COLUMN channel;\n");
-      expect((await npm('generate')).code).toBe(0);
       const server = await startServerProcess({ DATA_DIR: dataDir, DEMO: 'true' }, scratch);
       expect(server.output()).toContain('Demo workspace ws_');
       expect(await server.stop()).toBe(0);
