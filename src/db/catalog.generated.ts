@@ -16,7 +16,7 @@ export const catalog: Catalog = {
     "1763801100000_booking-updated-events",
     "1763801200000_internal-token-governance",
     "1763801400000_catalog-facts",
-    "1763801500000_internal-token-personal-data"
+    "1763801600000_internal-token-personal-data"
   ],
   "tables": {
     "api_keys": {

@@ -199,7 +199,7 @@ describeOnEachDatabase('tokens that existed before the personal-data grant, on %
     // The table as the release before the grant left it, with one token; then the migration's own
     // statements (run by hand: later migrations of this checkout, applied already, would keep
     // node-pg-migrate from running an earlier one again).
-    const migration = await readFile(new URL('../../src/db/migrations/1763801500000_internal-token-personal-data.sql', import.meta.url), 'utf8');
+    const migration = await readFile(new URL('../../src/db/migrations/1763801600000_internal-token-personal-data.sql', import.meta.url), 'utf8');
     const up = migration.slice(migration.indexOf('-- Up Migration'), migration.indexOf('-- Down Migration'));
     await db.query('ALTER TABLE internal_tokens DROP COLUMN personal_data');
     await db.query(`INSERT INTO internal_tokens (name, token_hash, last4) VALUES ('older', sha256('older'::bytea), 'abcd')`);
