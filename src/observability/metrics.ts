@@ -81,6 +81,23 @@ export class Metrics {
     });
   }
 
+  /** Internal GraphQL's own pool (its bulkhead, `openPoolBeside`): its connections by state and its bound, read when /metrics is scraped. */
+  observeInternalPool(db: Database): void {
+    const pool = db.pool;
+    new Gauge({
+      name: 'internal_graphql_pool_connections',
+      help: "Internal GraphQL's own database connections by state, and the most it may hold (max).",
+      labelNames: ['state'],
+      registers: [this.registry],
+      collect() {
+        this.set({ state: 'total' }, pool.totalCount);
+        this.set({ state: 'idle' }, pool.idleCount);
+        this.set({ state: 'waiting' }, pool.waitingCount);
+        this.set({ state: 'max' }, pool.options.max);
+      },
+    });
+  }
+
   /** The answer cache's evictions and size, read from it when /metrics is scraped. */
   observeAnswerCache(cache: AnswerCache): void {
     let counted = 0;
