@@ -26,7 +26,7 @@ export const INTERNAL_WORKSPACE = { name: 'internal', publishedRuns: 200, sessio
  * (importing 60,000 one by one takes minutes), spread over the runs, sources and statuses as
  * `fixtureFor` spreads them, a minute apart.
  */
-async function seedInternalWorkspace(db: Database): Promise<string> {
+export async function seedInternalWorkspace(db: Database): Promise<string> {
   const { workspaceId } = await importFixture(db, fixtureFor({ ...INTERNAL_WORKSPACE, bookings: 0 }), {});
   await db.query(
     `INSERT INTO bookings (workspace_id, course_run_id, source, status, created_at, updated_at)

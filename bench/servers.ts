@@ -66,6 +66,8 @@ export async function startFacade(name: FacadeName, env: Record<string, string>,
   }, root);
   const url = `http://127.0.0.1:${port}`;
   await answering(`${url}/healthz`);
+  // The internal listener starts after the public one.
+  await answering(`http://127.0.0.1:${internalPort}/metrics`, 401);
   const metrics = async () => (await fetch(`http://127.0.0.1:${internalPort}/metrics`, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } })).text();
   return {
     name,
