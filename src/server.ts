@@ -201,6 +201,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         schema: internalSchema(schema),
         registry,
         db: internalDb,
+        primary: db,
         reads: replicas ? () => replicas.reader()?.shares.get('internal') ?? internalDb : undefined,
         token: config.INTERNAL_API_TOKEN,
         logger,

@@ -35,6 +35,8 @@ export interface InternalAppOptions {
    * statement timeout are not the public API's. Tokens and documents are looked up here.
    */
   db: Database;
+  /** The primary through the service's own pool: the table statistics are read there, outside the share. */
+  primary: Pick<Database, 'pool'>;
   /**
    * Where a request's reads go: internal GraphQL's pool on a replica that keeps up, chosen once
    * per request so that all its statements read one server; `db` when absent.
@@ -127,8 +129,9 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
   const { logger } = options;
   const budget = new CostBudget(options.rateLimiters.costs, options.defaultCostPerMinute, options.metrics);
   const statistics = new TableStatistics(options.registry.all().map((resource) => resource.table));
-  await statistics.refresh(options.db);
-  const refreshing = setInterval(() => void statistics.refresh(options.db).catch((error: unknown) => logger.warn({ err: error }, 'table statistics not read')), STATISTICS_REFRESH_MS);
+  const refresh = () => statistics.refresh(options.primary).catch((error: unknown) => logger.warn({ err: error }, 'table statistics not read; the cost estimate keeps the last ones'));
+  await refresh();
+  const refreshing = setInterval(() => void refresh(), STATISTICS_REFRESH_MS);
   refreshing.unref();
   const limits = documentLimits(options.schema, options.registry, DOCUMENT_LIMITS, statistics, (estimate, request) => {
     const context = request.contextValue as InternalContext;
