@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { cliOn } from '../support/cli.ts';
@@ -8,6 +9,8 @@ import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { captureStatements } from '../support/statements.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';
+
+const MARKDOWN = readFileSync(new URL('../../docs/internal-graphql.md', import.meta.url), 'utf8');
 
 /** Bookings of the large workspace: enough that what a count or a scan reads dwarfs a page. */
 const BOOKINGS = 30_000;
@@ -69,6 +72,12 @@ describeOnEachDatabase('internal GraphQL budgets in units of database work, on %
       expect(message).toContain('to filter on updatedAt (bookings.updated_at), which no index of bookings serves after workspace_id');
       expect(message).toContain('totalCount of Workspace.bookingsConnection counts up to');
       expect(message).toContain('15 times');
+      expect(message).toMatch(/; read fewer rows, filter on indexed columns or leave out totalCount\.$/);
+      // The page quotes the message's form, and one for these counts on its own data.
+      expect(MARKDOWN).toContain('`Query cost <n> exceeds the limit of 20000 points (200 ms of database time): <the reads that make it>; read fewer rows, filter on indexed columns or leave out totalCount.`');
+      // Each read the page's example names is one this answer names, on 60,000 bookings instead of these.
+      const reads = message.slice(message.indexOf(': ') + 2, message.lastIndexOf('; read fewer')).split('; ').map((read) => read.replace(/ \(\d+ points\)$/, '').replace(/up to [\d,]+ rows/, 'up to 60,000 rows'));
+      for (const read of reads) expect(MARKDOWN).toContain(read);
     });
     // The token's lookup only.
     expect(statements).toHaveLength(1);
