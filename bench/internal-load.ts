@@ -11,6 +11,7 @@ import { createInternalToken } from '../src/auth/internal-token-store.ts';
 import { migrate } from '../src/db/migrate.ts';
 import type { Database } from '../src/db/database.ts';
 import { importFixture } from '../src/fixtures/import-fixture.ts';
+import { addBookings } from '../test/support/many-bookings.ts';
 import { SIZES, fixtureFor, openBenchDatabase, seed, type BenchDatabase, type Seeded } from './database.ts';
 import type { BenchOptions } from './options.ts';
 import { median, type InternalLoadResults, type InternalShape, type LatencyRound } from './results.ts';
@@ -21,22 +22,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The workspace internal teams read: as many bookings as the measurements that opened this work. */
 export const INTERNAL_WORKSPACE = { name: 'internal', publishedRuns: 200, sessionsPerRun: 6, draftRuns: 0, cancelledPerRun: 0, bookings: 60_000 } as const;
-/**
- * The internal workspace: its runs through the fixture import, its bookings in one statement
- * (importing 60,000 one by one takes minutes), spread over the runs, sources and statuses as
- * `fixtureFor` spreads them, a minute apart.
- */
+/** The internal workspace: its runs through the fixture import, its bookings in one statement (importing 60,000 one by one takes minutes). */
 export async function seedInternalWorkspace(db: Database): Promise<string> {
   const { workspaceId } = await importFixture(db, fixtureFor({ ...INTERNAL_WORKSPACE, bookings: 0 }), {});
-  await db.query(
-    `INSERT INTO bookings (workspace_id, course_run_id, source, status, created_at, updated_at)
-     SELECT $1, r.ids[1 + i % r.n], (ARRAY['admin', 'public_page', 'widget', 'api'])[1 + i % 4]::booking_source,
-            (ARRAY['pending', 'confirmed', 'waitlisted', 'cancelled', 'expired'])[1 + i % 5]::booking_status,
-            timestamptz '2026-01-01T00:00:00Z' + i * interval '1 minute', timestamptz '2026-01-01T00:00:30Z' + i * interval '1 minute'
-       FROM generate_series(0, $2::int - 1) AS i,
-            (SELECT array_agg(id ORDER BY created_at, id) AS ids, count(*)::int AS n FROM course_runs WHERE workspace_id = $1) AS r`,
-    [workspaceId, INTERNAL_WORKSPACE.bookings],
-  );
+  await addBookings(db, workspaceId, INTERNAL_WORKSPACE.bookings);
   return workspaceId;
 }
 
@@ -175,7 +164,6 @@ export async function measureInternalLoad(options: Pick<BenchOptions, 'rounds' |
     const started = Date.now();
     const workspaceId = await seedInternalWorkspace(db);
     log(`internal load: seeded the internal workspace (${INTERNAL_WORKSPACE.bookings} bookings) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    await db.query('ANALYZE');
     facade = await startFacade('off', database.serverEnv);
     const internalUrl = facade.internalUrl;
     const costly = await createInternalToken(db, { name: 'bench-costly' });
