@@ -19,6 +19,7 @@ import { measureSettings } from './settings-cost.ts';
 import { body, firstAnswer, measureMisses, medianMs, statementsOfOne } from './single-requests.ts';
 import { measureWebhookLatency } from './webhook-latency.ts';
 import { measureWriteCost } from './write-cost.ts';
+import { measureInternalLoad } from './internal-load.ts';
 
 /** Each row's ratios of requests per second (`a/b`) and of CPU per request (`cpu:a/b`). */
 export const PAIRS: Array<[ServerName, ServerName]> = [
@@ -215,6 +216,8 @@ export async function runPass(options: BenchOptions): Promise<BenchResults> {
     log('writes');
     results.writes = await measureWriteCost(db, options.rounds);
     results.webhooks = await measureWebhookLatency(log);
+    log('internal load');
+    results.internalLoad = await measureInternalLoad(options);
     log('first start');
     // A newcomer's start is one event; the median of three keeps one slow moment of the shared machine out.
     for (let i = 0; i < 3; i += 1) results.firstAnswers.push(await firstAnswer());

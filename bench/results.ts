@@ -126,6 +126,37 @@ export interface WebhookLatencyResults {
   skipped: string[];
 }
 
+/** Public latency of one endpoint in one round, alone and beside the internal token's loops (bench/internal-load.ts). */
+export interface LatencyRound {
+  endpoint: string;
+  alone: { p50: number; p99: number; requests: number };
+  beside: { p50: number; p99: number; requests: number };
+}
+
+/** Database time of one shape of internal query against the points it was charged. */
+export interface InternalShape {
+  name: string;
+  requests: number;
+  points: number;
+  /** PostgreSQL's `active_time` of the bench database over the requests. */
+  databaseMs: number;
+  /** The same over as long a wait with nothing sent. */
+  idleMs: number;
+  secondsPer100k: number;
+}
+
+export interface InternalLoadResults {
+  /** How many aliased counts the costliest accepted request holds. */
+  costliest: number;
+  loops: number;
+  publicConnections: number;
+  duration: number;
+  rounds: LatencyRound[];
+  /** What the internal loops were answered, by status, over every round. */
+  internalStatuses: Record<string, number>;
+  shapes: InternalShape[];
+}
+
 export interface BenchResults {
   /** `v24.21.0`. */
   node: string;
@@ -152,6 +183,8 @@ export interface BenchResults {
   /** Webhook latency (bench/webhook-latency.ts); absent from the load-only pass. */
   webhooks?: WebhookLatencyResults;
   firstAnswers: number[];
+  /** Internal GraphQL beside the public API (PostgreSQL only); absent from the load-only pass. */
+  internalLoad?: InternalLoadResults | null;
   settings: SettingsResults | null;
   hitProfile: HitProfile | null;
   checks: string[];

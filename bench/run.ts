@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { migrate } from '../src/db/migrate.ts';
 import { ab } from './ab.ts';
+import { internalLoadSection } from './report-internal.ts';
+import { measureInternalLoad } from './internal-load.ts';
 import { ENDPOINTS, SIZES, openBenchDatabase, seed } from './database.ts';
 import { profileHits } from './hit-parts.ts';
 import { wrkAvailable } from './load.ts';
@@ -118,6 +120,13 @@ async function main(): Promise<void> {
       // The webhook latency alone, its section on stdout.
       const results = await measureWebhookLatency((message) => process.stderr.write(`${message}\n`));
       process.stdout.write(`${webhookLatencySection(results).join('\n')}\n`);
+      return;
+    }
+    case 'internal-load': {
+      // The internal load alone, its section on stdout and its results in --results.
+      const results = await measureInternalLoad(options);
+      if (options.results) await writeFile(options.results, JSON.stringify(results));
+      process.stdout.write(`${(results ? internalLoadSection(results) : ['not measured: DATABASE_URL is not set']).join('\n')}\n`);
       return;
     }
   }

@@ -2,6 +2,7 @@
  * The bench's targets, as data: what each promises, the numbers of a run it is judged on, and its
  * bound. The report reads them and says met or missed from the numbers alone.
  */
+import { latencyRatios, timePerPointSpread } from './report-internal.ts';
 import { median, ratioOf, rowOf, type BenchResults, type LoadRow } from './results.ts';
 
 export interface Measured {
@@ -94,6 +95,33 @@ export const TARGETS: Target[] = [
         shown: `${run.database} ${fixed(run.idle.p99, 0)} ms${run.idle.lost > 0 ? ` (${run.idle.lost} not answered)` : ''}`,
       })),
     max: 1,
+  },
+  {
+    text: 'public /courses and /bookings beside an internal token running its costliest requests: p50 ≤ 1.5 × alone (PostgreSQL)',
+    measure: (results) =>
+      results.internalLoad
+        ? ['/courses', '/bookings'].map((endpoint) => {
+            const ratios = latencyRatios(results.internalLoad!, endpoint, 'p50');
+            return { value: median(ratios), shown: `${endpoint} ${fixed(median(ratios), 2)}× (${range(ratios)})` };
+          })
+        : [],
+    max: 1.5,
+  },
+  {
+    text: 'public /courses and /bookings beside an internal token running its costliest requests: p99 ≤ 2 × alone (PostgreSQL)',
+    measure: (results) =>
+      results.internalLoad
+        ? ['/courses', '/bookings'].map((endpoint) => {
+            const ratios = latencyRatios(results.internalLoad!, endpoint, 'p99');
+            return { value: median(ratios), shown: `${endpoint} ${fixed(median(ratios), 2)}× (${range(ratios)})` };
+          })
+        : [],
+    max: 2,
+  },
+  {
+    text: 'database time per cost point: costliest shape ≤ 10 × the cheapest (PostgreSQL)',
+    measure: (results) => (results.internalLoad ? [{ value: timePerPointSpread(results.internalLoad), shown: `${fixed(timePerPointSpread(results.internalLoad), 1)}×` }] : []),
+    max: 10,
   },
   {
     text: "a newcomer's `npm start` on an empty data directory answers its first 200 within 3 s",

@@ -62,7 +62,7 @@ const days = z.coerce.number().positive().finite();
 /** The response cache's bound: 64 MiB of answers (README: Configuration; docs/benchmarks.md measures it). */
 export const DEFAULT_RESPONSE_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 
-/** Five queries at the document cost limit (20,000) per minute, or many more small ones. */
+/** One second of database time per minute (a point is 10 µs): five requests at the limit of 20,000, or many more small ones. */
 export const DEFAULT_INTERNAL_COST_PER_MINUTE = 100_000;
 
 /** The OTLP transports the trace exporter speaks (docs/tracing.md). */
@@ -99,6 +99,9 @@ export const configSchema = z
     METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
     // Cost points per minute of an internal token without a budget of its own (docs/internal-graphql.md).
     INTERNAL_COST_PER_MINUTE: positiveInt.max(1_000_000_000).default(DEFAULT_INTERNAL_COST_PER_MINUTE),
+    // Internal GraphQL's own connections and statement timeout, beside the public API's (docs/internal-graphql.md, Bulkhead).
+    INTERNAL_DB_POOL_SIZE: positiveInt.max(100).default(2),
+    INTERNAL_STATEMENT_TIMEOUT_MS: positiveInt.max(600_000).default(1000),
     HEADERS_TIMEOUT_MS: positiveInt.max(600_000).default(10_000),
     REQUEST_TIMEOUT_MS: positiveInt.max(600_000).default(30_000),
     MAX_CONNECTIONS: positiveInt.max(1_000_000).default(1000),

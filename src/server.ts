@@ -5,7 +5,7 @@ import { AnswerCache } from './answer-cache/answer-cache.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { IssuedCredentials } from './auth/issued-credentials.ts';
 import { preparedStatementsSetting, type Config } from './config.ts';
-import { openDatabase, type Database } from './db/database.ts';
+import { openDatabase, openPoolBeside, type Database, type PoolShare } from './db/database.ts';
 import { copyEmbeddedTemplate, personaliseTemplateCopy } from './db/embedded-template.ts';
 import { migrate } from './db/migrate.ts';
 import { ReplicaSet } from './db/replicas.ts';
@@ -110,12 +110,22 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     });
     closers.unshift(() => authenticator.close());
 
+    // Internal GraphQL's bulkhead: connections and a statement timeout of its own, on the primary and
+    // on each replica. The embedded database runs one statement at a time whatever the connections:
+    // one connection there keeps internal work to one statement in its queue.
+    const internalShare: PoolShare = {
+      poolSize: db.kind === 'embedded' ? 1 : config.INTERNAL_DB_POOL_SIZE,
+      statementTimeoutMs: config.INTERNAL_STATEMENT_TIMEOUT_MS,
+      applicationName: 'course-booking-api-internal',
+      preparedStatements: preparedStatementsSetting(config),
+    };
     const replicas = config.DATABASE_REPLICA_URL?.length
       ? new ReplicaSet({
           primary: db,
           urls: config.DATABASE_REPLICA_URL,
           maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS,
           open: { poolSize: config.DB_POOL_SIZE, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS, preparedStatements: preparedStatementsSetting(config) },
+          ...(config.INTERNAL_API_TOKEN ? { shares: { internal: internalShare } } : {}),
           onChange: ({ replica, state }, cause) =>
             state === 'ok' ? logger.info({ replica, state }, 'replica takes reads') : logger.warn({ replica, state, err: cause }, 'replica skipped: reads go to the primary'),
         })
@@ -184,17 +194,22 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
     let internalUrl: string | null = null;
     if (config.INTERNAL_API_TOKEN) {
+      const internalDb = await openPoolBeside(db, internalShare);
+      closers.unshift(() => internalDb.close());
+      metrics.observeInternalPool(internalDb);
       const internal: InternalApp = await createInternalApp({
         schema: internalSchema(schema),
         registry,
-        db,
-        reads: replicas ? () => replicas.reader()?.db ?? db : undefined,
+        db: internalDb,
+        primary: db,
+        reads: replicas ? () => replicas.reader()?.shares.get('internal') ?? internalDb : undefined,
         token: config.INTERNAL_API_TOKEN,
         logger,
         metrics,
         metricsToken: config.METRICS_TOKEN,
         rateLimiters,
         defaultCostPerMinute: config.INTERNAL_COST_PER_MINUTE,
+        statementTimeoutMs: config.INTERNAL_STATEMENT_TIMEOUT_MS,
       });
       const internalServer = createListener(config, internal.app);
       const internalAddress = await listen(internalServer, config.INTERNAL_PORT, config.INTERNAL_HOST);

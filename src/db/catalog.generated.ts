@@ -15,7 +15,8 @@ export const catalog: Catalog = {
     "1763801000000_writes-in-replica-role",
     "1763801100000_booking-updated-events",
     "1763801200000_internal-token-governance",
-    "1763801400000_catalog-facts"
+    "1763801400000_catalog-facts",
+    "1763801500000_list-order-indexes"
   ],
   "tables": {
     "api_keys": {
@@ -47,6 +48,11 @@ export const catalog: Catalog = {
         {"name":"api_keys_last4_check","columns":["last4"],"expression":"(length(last4) = 4)"},
         {"name":"api_keys_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)"},
         {"name":"api_keys_scopes_check","columns":["scopes"],"expression":"((cardinality(scopes) > 0) AND (scopes <@ ARRAY['courses:read'::text, 'bookings:read'::text, 'participants:read'::text]) AND ((NOT ('participants:read'::text = ANY (scopes))) OR ('bookings:read'::text = ANY (scopes))))"}
+      ],
+      "indexes": [
+        {"name":"api_keys_key_hash_key","columns":["key_hash"]},
+        {"name":"api_keys_pkey","columns":["id"]},
+        {"name":"api_keys_workspace","columns":["workspace_id","created_at"]}
       ]
     },
     "bookings": {
@@ -68,6 +74,11 @@ export const catalog: Catalog = {
       "uniques": [],
       "checks": [
         {"name":"bookings_check","columns":["updated_at","created_at"],"expression":"(updated_at >= created_at)","description":"updatedAt is before createdAt"}
+      ],
+      "indexes": [
+        {"name":"bookings_course_run_created","columns":["course_run_id","created_at DESC","id DESC"]},
+        {"name":"bookings_pkey","columns":["id"]},
+        {"name":"bookings_workspace_created","columns":["workspace_id","created_at DESC","id DESC"]}
       ]
     },
     "course_runs": {
@@ -89,7 +100,15 @@ export const catalog: Catalog = {
       "uniques": [
         {"name":"course_runs_workspace_id_id_key","columns":["workspace_id","id"],"partial":false}
       ],
-      "checks": []
+      "checks": [],
+      "indexes": [
+        {"name":"course_runs_listed","columns":["workspace_id","listed_from","id"],"where":"(listed_from IS NOT NULL)"},
+        {"name":"course_runs_pkey","columns":["id"]},
+        {"name":"course_runs_template_created","columns":["template_id","created_at","id"]},
+        {"name":"course_runs_workspace_created","columns":["workspace_id","created_at","id"]},
+        {"name":"course_runs_workspace_id_id_key","columns":["workspace_id","id"]},
+        {"name":"course_runs_workspace_status","columns":["workspace_id","status","id"]}
+      ]
     },
     "course_templates": {
       "description": "What a course is about; runs of it are scheduled.",
@@ -111,6 +130,11 @@ export const catalog: Catalog = {
       ],
       "checks": [
         {"name":"course_templates_title_check","columns":["title"],"expression":"(length(btrim(title)) > 0)","description":"must not be empty"}
+      ],
+      "indexes": [
+        {"name":"course_templates_pkey","columns":["id"]},
+        {"name":"course_templates_workspace_id_id_key","columns":["workspace_id","id"]},
+        {"name":"course_templates_workspace_title","columns":["workspace_id","title","id"]}
       ]
     },
     "credential_issuer_key": {
@@ -125,6 +149,9 @@ export const catalog: Catalog = {
       "checks": [
         {"name":"credential_issuer_key_id_check","columns":["id"],"expression":"(id = 1)"},
         {"name":"credential_issuer_key_key_check","columns":["key"],"expression":"(length(key) = 32)"}
+      ],
+      "indexes": [
+        {"name":"credential_issuer_key_pkey","columns":["id"]}
       ]
     },
     "data_versions": {
@@ -139,6 +166,9 @@ export const catalog: Catalog = {
       "checks": [
         {"name":"data_versions_slot_check","columns":["slot"],"expression":"((slot >= 0) AND (slot <= 15))"},
         {"name":"data_versions_version_check","columns":["version"],"expression":"(version > 0)"}
+      ],
+      "indexes": [
+        {"name":"data_versions_pkey","columns":["workspace_id","slot"]}
       ]
     },
     "feed_tokens": {
@@ -165,6 +195,11 @@ export const catalog: Catalog = {
         {"name":"feed_tokens_last4_check","columns":["last4"],"expression":"(length(last4) = 4)"},
         {"name":"feed_tokens_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)"},
         {"name":"feed_tokens_token_hash_check","columns":["token_hash"],"expression":"(length(token_hash) = 32)"}
+      ],
+      "indexes": [
+        {"name":"feed_tokens_pkey","columns":["id"]},
+        {"name":"feed_tokens_token_hash_key","columns":["token_hash"]},
+        {"name":"feed_tokens_workspace","columns":["workspace_id","created_at"]}
       ]
     },
     "internal_token_documents": {
@@ -183,6 +218,9 @@ export const catalog: Catalog = {
       "checks": [
         {"name":"internal_token_documents_body_check","columns":["body"],"expression":"((length(body) >= 1) AND (length(body) <= 102400))"},
         {"name":"internal_token_documents_hash_check","columns":["hash"],"expression":"(hash ~ '^[0-9a-f]{64}$'::text)"}
+      ],
+      "indexes": [
+        {"name":"internal_token_documents_pkey","columns":["token_id","hash"]}
       ]
     },
     "internal_tokens": {
@@ -210,6 +248,11 @@ export const catalog: Catalog = {
         {"name":"internal_tokens_name_check","columns":["name"],"expression":"((length(btrim(name)) > 0) AND (length(name) <= 100))"},
         {"name":"internal_tokens_token_hash_check","columns":["token_hash"],"expression":"(length(token_hash) = 32)"},
         {"name":"internal_tokens_workspaces_check","columns":["workspaces"],"expression":"((workspaces IS NULL) OR (cardinality(workspaces) > 0))"}
+      ],
+      "indexes": [
+        {"name":"internal_tokens_active_name","columns":["name"],"where":"(revoked_at IS NULL)"},
+        {"name":"internal_tokens_pkey","columns":["id"]},
+        {"name":"internal_tokens_token_hash_key","columns":["token_hash"]}
       ]
     },
     "members": {
@@ -231,6 +274,10 @@ export const catalog: Catalog = {
       "checks": [
         {"name":"members_email_check","columns":["email"],"expression":"(email ~ '^[^@\\s]+@[^@\\s]+$'::text)","description":"is not an e-mail address"},
         {"name":"members_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)","description":"must not be empty"}
+      ],
+      "indexes": [
+        {"name":"members_pkey","columns":["id"]},
+        {"name":"members_workspace_email","columns":null}
       ]
     },
     "participants": {
@@ -248,6 +295,9 @@ export const catalog: Catalog = {
       "checks": [
         {"name":"participants_email_check","columns":["email"],"expression":"(email ~ '^[^@\\s]+@[^@\\s]+$'::text)","description":"is not an e-mail address"},
         {"name":"participants_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)","description":"must not be empty"}
+      ],
+      "indexes": [
+        {"name":"participants_pkey","columns":["booking_id"]}
       ]
     },
     "rate_limits": {
@@ -259,7 +309,10 @@ export const catalog: Catalog = {
       "primaryKey": ["key"],
       "foreignKeys": [],
       "uniques": [],
-      "checks": []
+      "checks": [],
+      "indexes": [
+        {"name":"rate_limits_pkey","columns":["key"]}
+      ]
     },
     "sessions": {
       "description": "One meeting of a course run.",
@@ -285,6 +338,12 @@ export const catalog: Catalog = {
       "checks": [
         {"name":"sessions_duration_minutes_check","columns":["duration_minutes"],"expression":"(duration_minutes > 0)","description":"must be positive"},
         {"name":"sessions_time_zone_check","columns":["time_zone"],"expression":"is_iana_time_zone(time_zone)","description":"is not a known IANA time zone"}
+      ],
+      "indexes": [
+        {"name":"sessions_pkey","columns":["id"]},
+        {"name":"sessions_run_scheduled_start","columns":["course_run_id","starts_at","id"],"where":"(status = 'scheduled'::session_status)"},
+        {"name":"sessions_run_start","columns":["course_run_id","starts_at","id"]},
+        {"name":"sessions_workspace_start","columns":["workspace_id","starts_at","id"]}
       ]
     },
     "webhook_attempts": {
@@ -310,6 +369,10 @@ export const catalog: Catalog = {
         {"name":"webhook_attempts_duration_ms_check","columns":["duration_ms"],"expression":"(duration_ms >= 0)"},
         {"name":"webhook_attempts_number_check","columns":["number"],"expression":"((number >= 1) AND (number <= 8))"},
         {"name":"webhook_attempts_series_check","columns":["series"],"expression":"(series >= 1)"}
+      ],
+      "indexes": [
+        {"name":"webhook_attempts_delivery","columns":["delivery_id","started_at"]},
+        {"name":"webhook_attempts_pkey","columns":["id"]}
       ]
     },
     "webhook_deliveries": {
@@ -339,6 +402,13 @@ export const catalog: Catalog = {
       "checks": [
         {"name":"webhook_deliveries_attempts_check","columns":["attempts"],"expression":"((attempts >= 0) AND (attempts <= 8))"},
         {"name":"webhook_deliveries_series_check","columns":["series"],"expression":"(series >= 1)"}
+      ],
+      "indexes": [
+        {"name":"webhook_deliveries_body_retention","columns":["finished_at"],"where":"(body IS NOT NULL)"},
+        {"name":"webhook_deliveries_endpoint","columns":["endpoint_id","created_at"]},
+        {"name":"webhook_deliveries_endpoint_state","columns":["endpoint_id","state"]},
+        {"name":"webhook_deliveries_event_id_endpoint_id_key","columns":["event_id","endpoint_id"]},
+        {"name":"webhook_deliveries_pkey","columns":["id"]}
       ]
     },
     "webhook_endpoints": {
@@ -370,6 +440,10 @@ export const catalog: Catalog = {
         {"name":"webhook_endpoints_previous_secret_ciphertext_check","columns":["previous_secret_ciphertext"],"expression":"(length(previous_secret_ciphertext) > 28)"},
         {"name":"webhook_endpoints_secret_ciphertext_check","columns":["secret_ciphertext"],"expression":"(length(secret_ciphertext) > 28)"},
         {"name":"webhook_endpoints_url_check","columns":["url"],"expression":"((url ~~ 'https://%'::text) AND (length(url) <= 2048))"}
+      ],
+      "indexes": [
+        {"name":"webhook_endpoints_pkey","columns":["id"]},
+        {"name":"webhook_endpoints_workspace_active","columns":["workspace_id"],"where":"(removed_at IS NULL)"}
       ]
     },
     "webhook_events": {
@@ -400,6 +474,12 @@ export const catalog: Catalog = {
       "checks": [
         {"name":"webhook_events_test_has_no_booking","columns":["booking_id","test"],"expression":"((booking_id IS NULL) = test)"},
         {"name":"webhook_events_type_check","columns":["type"],"expression":"(type = ANY (ARRAY['booking.created'::text, 'booking.updated'::text]))"}
+      ],
+      "indexes": [
+        {"name":"webhook_events_booking_transaction","columns":["booking_id","transaction_id"]},
+        {"name":"webhook_events_closing","columns":["transaction_id"],"where":"closing"},
+        {"name":"webhook_events_participant_kept","columns":["created_at"],"where":"(with_participant AND (participant_erased_at IS NULL))"},
+        {"name":"webhook_events_pkey","columns":["id"]}
       ]
     },
     "workspaces": {
@@ -414,6 +494,9 @@ export const catalog: Catalog = {
       "uniques": [],
       "checks": [
         {"name":"workspaces_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)","description":"must not be empty"}
+      ],
+      "indexes": [
+        {"name":"workspaces_pkey","columns":["id"]}
       ]
     }
   },

@@ -1,4 +1,5 @@
 import type { Catalog, CatalogColumn, CatalogTable } from './catalog.ts';
+import { indexesOf } from './list-scans.ts';
 import { links, type Link } from './links.ts';
 import { camelCase, lowerFirst, nearest, pascalCase, typeName } from './naming.ts';
 import { ResourceRegistry, type FieldDefinition, type FieldType, type OrderTerm, type RelationDefinition, type ResourceDefinition } from './resource-registry.ts';
@@ -247,6 +248,8 @@ function resourceOf(model: TableModel, tables: ReadonlyMap<string, TableModel>, 
   if (entry.root !== false && definition.workspaceField !== undefined) {
     definition.roots = { [entry.root ?? lowerFirst(model.type)]: { argument: model.key } };
   }
+  const indexes = indexesOf(model);
+  if (indexes.length > 0) definition.indexes = indexes;
   const relations: Record<string, RelationDefinition> = {};
   for (const [name, link] of model.relations) {
     const target = tables.get(link.table)!;

@@ -23,6 +23,22 @@ export interface RequestCell {
   observe(seconds: number): void;
 }
 
+/** A pool's connections by state (total, idle, waiting; with `max`, the most it may hold), read when /metrics is scraped. */
+function poolGauge(registry: Registry, name: string, help: string, pool: Database['pool'], max = false): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      this.set({ state: 'total' }, pool.totalCount);
+      this.set({ state: 'idle' }, pool.idleCount);
+      this.set({ state: 'waiting' }, pool.waitingCount);
+      if (max) this.set({ state: 'max' }, pool.options.max);
+    },
+  });
+}
+
 /** The service's Prometheus metrics, one registry per server (tests run several in a process). */
 export class Metrics {
   readonly registry = new Registry();
@@ -67,18 +83,12 @@ export class Metrics {
       registers: [this.registry],
     });
     this.#stopCounting = db.onQuery(() => this.statements.inc());
-    const pool = db.pool;
-    new Gauge({
-      name: 'db_pool_connections',
-      help: 'PostgreSQL pool connections by state.',
-      labelNames: ['state'],
-      registers: [this.registry],
-      collect() {
-        this.set({ state: 'total' }, pool.totalCount);
-        this.set({ state: 'idle' }, pool.idleCount);
-        this.set({ state: 'waiting' }, pool.waitingCount);
-      },
-    });
+    poolGauge(this.registry, 'db_pool_connections', 'PostgreSQL pool connections by state.', db.pool);
+  }
+
+  /** Internal GraphQL's own pool (its bulkhead, `openPoolBeside`): its connections by state and its bound, read when /metrics is scraped. */
+  observeInternalPool(db: Database): void {
+    poolGauge(this.registry, 'internal_graphql_pool_connections', "Internal GraphQL's own database connections by state, and the most it may hold (max).", db.pool, true);
   }
 
   /** The answer cache's evictions and size, read from it when /metrics is scraped. */

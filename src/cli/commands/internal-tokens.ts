@@ -16,6 +16,9 @@ import { InputError } from '../../input-error.ts';
 import { jsonOption, nonEmpty, type CliContext, type Output } from '../context.ts';
 
 const DOCUMENTS_HELP = 'which documents it may run: any, log (any, logging those not registered) or trusted (registered ones only)';
+/** `--cost-per-minute` as the store takes it: null for the service's default, undefined when not given. */
+const budgetOption = (value: number | 'default' | undefined) => (value === 'default' ? null : value);
+
 const COST_HELP = 'its budget of cost points per minute (default: INTERNAL_COST_PER_MINUTE)';
 
 const budgetText = (costPerMinute: number | null) => (costPerMinute === null ? 'the default budget' : `${costPerMinute} cost points per minute`);
@@ -30,8 +33,8 @@ export function registerInternalTokenCommands(program: Command, ctx: CliContext)
     .option('--documents <mode>', `${DOCUMENTS_HELP} (default: any)`, parseDocumentMode)
     .option('--cost-per-minute <points>', COST_HELP, parseCostPerMinute)
     .addOption(jsonOption())
-    .action(async (options: Output & { name: string; workspaces?: string[]; documents?: DocumentMode; costPerMinute?: number | null }) => {
-      const issued = await createInternalToken(await ctx.database(), options);
+    .action(async (options: Output & { name: string; workspaces?: string[]; documents?: DocumentMode; costPerMinute?: number | 'default' }) => {
+      const issued = await createInternalToken(await ctx.database(), { ...options, costPerMinute: budgetOption(options.costPerMinute) });
       const scope = issued.workspaces ? `workspaces ${issued.workspaces.join(', ')}` : 'every workspace';
       ctx.print(
         options,
@@ -46,8 +49,8 @@ export function registerInternalTokenCommands(program: Command, ctx: CliContext)
     .option('--documents <mode>', DOCUMENTS_HELP, parseDocumentMode)
     .option('--cost-per-minute <points>', `${COST_HELP}; "default" returns to it`, parseCostPerMinute)
     .addOption(jsonOption())
-    .action(async (options: Output & { name: string; documents?: DocumentMode; costPerMinute?: number | null }) => {
-      const updated = await updateInternalToken(await ctx.database(), options.name, options);
+    .action(async (options: Output & { name: string; documents?: DocumentMode; costPerMinute?: number | 'default' }) => {
+      const updated = await updateInternalToken(await ctx.database(), options.name, { documents: options.documents, costPerMinute: budgetOption(options.costPerMinute) });
       ctx.print(options, updated, `Internal token ${updated.id} "${updated.name}": documents ${updated.documents}, ${budgetText(updated.costPerMinute)}`);
     });
   token
@@ -122,7 +125,7 @@ function registerDocumentCommands(token: Command, ctx: CliContext): void {
       if ((options.id === undefined) === (options.all === undefined)) throw new InputError('Give either --id or --all');
       const hashes = (options.id ?? []).map((id) => {
         const hash = hashOfDocumentId(id);
-        if (hash === null) throw new InputError(`"${id}" is not a document id (sha256:<64 hex characters>)`);
+        if (hash === null) throw new InputError(`"${id}" is not a document id (sha256: and 64 lowercase hexadecimal characters, or those alone)`);
         return hash;
       });
       const result = await removeDocuments(await ctx.database(), options.name, options.all ? 'all' : { hashes });
