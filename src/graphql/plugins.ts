@@ -92,7 +92,8 @@ export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): 
           const problems: Problem[] = [];
           let cost: number;
           try {
-            cost = getComplexity({
+            // Whole points: an introspection type's `ofType` counts a share of one.
+            cost = Math.ceil(getComplexity({
               schema,
               query: document!,
               // The operation Apollo Server resolved: the request's name may be empty or name none
@@ -100,7 +101,7 @@ export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): 
               operationName: operation?.name?.value,
               variables: request.variables ?? {},
               estimators: [listCostEstimator(index, introspection, options.registry, problems)],
-            });
+            }));
           } catch (error) {
             // Variables or arguments that do not fit their types, found while estimating.
             if (error instanceof GraphQLError) throw refusal(error.message);
