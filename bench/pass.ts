@@ -15,6 +15,7 @@ import type { BenchOptions } from './options.ts';
 import type { Recording } from './reference-servers.ts';
 import { median, rowOf, type BenchResults, type Generator, type LoadResult, type LoadRow, type MissResult, type ServerName } from './results.ts';
 import { peakRssMb, rawGet, record, resetPeakRss, startBaseline, startFacade, startReference, stop, type Served } from './servers.ts';
+import { measureRequestLog, REQUEST_LOG_ROUNDS } from './request-log-cost.ts';
 import { measureSettings } from './settings-cost.ts';
 import { body, firstAnswer, measureMisses, medianMs, statementsOfOne } from './single-requests.ts';
 import { measureWebhookLatency } from './webhook-latency.ts';
@@ -68,7 +69,7 @@ async function checkReferences(run: Run): Promise<void> {
 }
 
 /** Every server in every round, who goes first rotating, so that a disturbance of the shared machine falls on all. */
-async function loadRow(options: BenchOptions, size: string, endpoint: Endpoint, key: string, bytes: number, servers: Served[], generator: Generator, pairs = PAIRS): Promise<LoadRow> {
+export async function loadRow(options: BenchOptions, size: string, endpoint: Endpoint, key: string, bytes: number, servers: Served[], generator: Generator, pairs = PAIRS): Promise<LoadRow> {
   log(`${size} ${endpoint.label} (${generator}): warm-up`);
   for (const server of servers) await warmUp(server, endpoint.path, key, options);
   const runs = new Map<ServerName, LoadResult[]>(servers.map((server) => [server.name, []]));
@@ -83,6 +84,7 @@ async function loadRow(options: BenchOptions, size: string, endpoint: Endpoint, 
       const [ra, rb] = [runs.get(a)![turn]!, runs.get(b)![turn]!];
       (ratios[`${a}/${b}`] ??= []).push(ra.rps / rb.rps);
       (ratios[`cpu:${a}/${b}`] ??= []).push(ra.cpuMs / rb.cpuMs);
+      (ratios[`p99:${a}/${b}`] ??= []).push(ra.p99 / rb.p99);
     }
   }
   const [a, b] = pairs[0]!;
@@ -174,6 +176,11 @@ export async function runPass(options: BenchOptions): Promise<BenchResults> {
       checks.push('wrk is not installed (apt-get install wrk): the second load generator did not run');
     }
     results.rssAfterM = await rssOf(run);
+    // In every pass, the one beside on another Node.js too: the log's cost is judged on both.
+    results.requestLog = await measureRequestLog(database.serverEnv, (servers, endpoint, generator, pairs) => {
+      const key = keyOf(run, 'M', endpoint);
+      return loadRow({ ...options, rounds: Math.max(options.rounds, REQUEST_LOG_ROUNDS) }, 'M', endpoint, key, bytesOf(run, endpoint, key), servers, generator, pairs);
+    });
     if (options.loadOnly) return results;
 
     const m = run.seeded.get('M')!;

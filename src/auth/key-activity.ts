@@ -1,4 +1,5 @@
 import type { Database } from '../db/database.ts';
+import { isDatabaseUnavailable } from '../errors.ts';
 import type { Logger, Redactor } from '../logger.ts';
 import { clientNetwork } from '../rate-limit/client-address.ts';
 import type { ActiveApiKey } from './api-key-store.ts';
@@ -191,14 +192,20 @@ export class KeyActivity {
     try {
       this.written += await writeRequestRows(db, rows, maxRows);
     } catch (error) {
-      this.dropped += rows.length;
+      // While the database is away the rows wait for the next write, as many as the buffer holds;
+      // a batch it refused for what it holds would be refused again, and is dropped.
+      const kept = isDatabaseUnavailable(error) ? [...rows, ...this.#rows] : this.#rows;
+      if (!isDatabaseUnavailable(error)) this.dropped += rows.length;
+      const over = Math.max(0, kept.length - this.#options.maxPendingRows);
+      this.dropped += over;
+      this.#rows = kept.slice(over);
       failures.push(error);
     }
     try {
       await addUsage(db, usage);
     } catch (error) {
-      // Counts are kept for the next write: a day's usage is exact, however long the database was away.
-      this.#closedDays.push(...usage);
+      // Counts wait for the next write: a day's usage is exact, however long the database was away.
+      if (isDatabaseUnavailable(error)) this.#closedDays.push(...usage);
       failures.push(error);
     }
     try {
