@@ -44,7 +44,7 @@ export async function writeRequestRows(db: Queryable, rows: readonly RequestRow[
   const written = await db.query(
     `WITH batch AS (
        SELECT b.*, row_number() OVER (PARTITION BY b.api_key_id ORDER BY b.n) AS nth, count(*) OVER (PARTITION BY b.api_key_id) AS total
-         FROM unnest($1::text[], $2::float8[], $3::text[], $4::text[], $5::int[], $6::text[], $7::real[], $8::text[], $9::text[], $10::text[])
+         FROM unnest($1::text[], $2::float8[], $3::text[], $4::text[], $5::int[], $6::text[], $7::float8[], $8::text[], $9::text[], $10::text[])
               WITH ORDINALITY AS b(api_key_id, at_ms, method, path, status, error_code, duration_ms, request_id, client_network, cache, n)
      ), counted AS (
        INSERT INTO api_key_request_counts AS c (api_key_id, logged)

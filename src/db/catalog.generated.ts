@@ -44,7 +44,7 @@ export const catalog: Catalog = {
         {"name":"path","type":"text","nullable":false,"description":"The path requested, without its query string."},
         {"name":"status","type":"integer","nullable":false,"description":"The HTTP status of the answer."},
         {"name":"error_code","type":"text","nullable":true,"description":"The error.code of the answer; null for a success."},
-        {"name":"duration_ms","type":"real","nullable":false,"description":"Milliseconds from the request's arrival to its answer."},
+        {"name":"duration_ms","type":"double precision","nullable":false,"description":"Milliseconds from the request's arrival to its answer."},
         {"name":"request_id","type":"text","nullable":false,"description":"The X-Request-Id the answer carried."},
         {"name":"client_network","type":"text","nullable":true,"description":"The client's address truncated to /24 (IPv4) or /48 (IPv6)."},
         {"name":"cache","type":"text","nullable":true,"description":"How the response cache answered: hit, miss, shared, bypass or off; null where no answer was built."}

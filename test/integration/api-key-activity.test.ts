@@ -87,7 +87,7 @@ describeOnEachDatabase('API keys: last use, request log and usage on %s', (targe
   });
 
   it('key log lists the key\'s requests newest first: time, method, path, status, error code, duration, the X-Request-Id it got, network and cache; no secret', async () => {
-    const api = await start({ RATE_LIMIT_MAX: '4', KEY_REQUEST_LOG_FLUSH_MS: '0' });
+    const api = await start({ RATE_LIMIT_MAX: '4' });
     const key = await create();
     const secret = 'svc_api_0123456789abcdef0123456789abcdef012345';
     const sent = [
@@ -132,7 +132,7 @@ describeOnEachDatabase('API keys: last use, request log and usage on %s', (targe
   });
 
   it('key usage counts every request of a day (UTC) by status class and 429s, logged or not', async () => {
-    const api = await start({ RATE_LIMIT_MAX: '3', KEY_REQUEST_LOG_FLUSH_MS: '0', KEY_REQUEST_LOG_ROWS_PER_SECOND: '2' });
+    const api = await start({ RATE_LIMIT_MAX: '3', KEY_REQUEST_LOG_ROWS_PER_SECOND: '2' });
     const key = await create();
     const statuses: number[] = [];
     for (let i = 0; i < 5; i += 1) statuses.push((await api.call(COURSES, { key: key.key })).status);
@@ -150,7 +150,7 @@ describeOnEachDatabase('API keys: last use, request log and usage on %s', (targe
   });
 
   it('a key\'s log keeps its newest KEY_REQUEST_LOG_MAX_ROWS rows, across writes', async () => {
-    const api = await start({ KEY_REQUEST_LOG_MAX_ROWS: '3', KEY_REQUEST_LOG_FLUSH_MS: '0' });
+    const api = await start({ KEY_REQUEST_LOG_MAX_ROWS: '3' });
     const key = await create();
     const ids: string[] = [];
     for (const batch of [4, 3, 1]) {
@@ -163,7 +163,7 @@ describeOnEachDatabase('API keys: last use, request log and usage on %s', (targe
   });
 
   it('a noisy key fills only its own KEY_REQUEST_LOG_ROWS_PER_SECOND; a quiet key beside it keeps every row', async () => {
-    const api = await start({ KEY_REQUEST_LOG_ROWS_PER_SECOND: '3', KEY_REQUEST_LOG_FLUSH_MS: '0', RATE_LIMIT_MAX: '1000' });
+    const api = await start({ KEY_REQUEST_LOG_ROWS_PER_SECOND: '3', RATE_LIMIT_MAX: '1000' });
     const noisy = await create();
     const quiet = await create();
     const before = await metricValue(api.server.internalUrl!, 'api_key_request_log_rows_total', { outcome: 'not_logged' });
@@ -185,7 +185,7 @@ describeOnEachDatabase('API keys: last use, request log and usage on %s', (targe
   });
 
   it('log rows older than KEY_REQUEST_LOG_RETENTION_DAYS and daily counts older than KEY_USAGE_RETENTION_DAYS are deleted', async () => {
-    const api = await start({ KEY_REQUEST_LOG_RETENTION_DAYS: '0.00003', KEY_REQUEST_LOG_FLUSH_MS: '0', KEY_USAGE_RETENTION_DAYS: '30' });
+    const api = await start({ KEY_REQUEST_LOG_RETENTION_DAYS: '0.00003', KEY_USAGE_RETENTION_DAYS: '30' });
     const key = await create();
     await db.query("INSERT INTO api_key_usage (api_key_id, day, status_2xx) VALUES ($1, (now() AT TIME ZONE 'UTC')::date - 31, 5), ($1, (now() AT TIME ZONE 'UTC')::date - 29, 7)", [key.id]);
     expect((await api.call(COURSES, { key: key.key })).status).toBe(200);
@@ -198,7 +198,7 @@ describeOnEachDatabase('API keys: last use, request log and usage on %s', (targe
   });
 
   it('KEY_REQUEST_LOG=false keeps last use and writes no log rows or daily counts', async () => {
-    const api = await start({ KEY_REQUEST_LOG: 'false', KEY_REQUEST_LOG_FLUSH_MS: '0' });
+    const api = await start({ KEY_REQUEST_LOG: 'false' });
     const key = await create();
     expect((await api.call(COURSES, { key: key.key })).status).toBe(200);
     await api.server.keyActivity.flush({ allUses: true });
@@ -210,7 +210,7 @@ describeOnEachDatabase('API keys: last use, request log and usage on %s', (targe
 
   it('internal GraphQL serves a key and its requests as a connection to a token allowed its workspace, to no other, and no key material', async () => {
     const other = await seedWorkspace(db, contractFixture('Elsewhere', 1));
-    const api = await start({ KEY_REQUEST_LOG_FLUSH_MS: '0' });
+    const api = await start({});
     const key = await create();
     await api.call(COURSES, { key: key.key });
     await api.call(BOOKINGS, { key: key.key });

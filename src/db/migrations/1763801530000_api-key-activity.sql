@@ -42,7 +42,7 @@ CREATE TABLE api_key_requests (
   path text NOT NULL CHECK (length(path) <= 1024),
   status integer NOT NULL CHECK (status BETWEEN 100 AND 599),
   error_code text CHECK (length(error_code) <= 64),
-  duration_ms real NOT NULL CHECK (duration_ms >= 0),
+  duration_ms double precision NOT NULL CHECK (duration_ms >= 0),
   request_id text NOT NULL CHECK (length(request_id) BETWEEN 1 AND 128),
   client_network text CHECK (length(client_network) <= 64),
   cache text CHECK (cache IN ('hit', 'miss', 'shared', 'bypass', 'off')),
