@@ -75,7 +75,8 @@ describeOnEachDatabase('API keys: last use, request log and usage on %s', (targe
     }
     await api.server.keyActivity.flush({ allUses: true });
     const writes = (await db.query<{ used_at: Date }>('SELECT used_at FROM last_use_writes WHERE key_id = $1 ORDER BY used_at', [key.id])).rows.map((row) => row.used_at.getTime());
-    expect(requests).toBeGreaterThan(50);
+    // Requests every few tens of milliseconds for 5 s (fewer on a busy machine); a write every 2 s at most.
+    expect(requests).toBeGreaterThan(10);
     expect(writes.length).toBeGreaterThanOrEqual(2);
     expect(writes.length).toBeLessThanOrEqual(4);
     for (let i = 1; i < writes.length; i += 1) expect(writes[i]! - writes[i - 1]!).toBeGreaterThanOrEqual(2000);
