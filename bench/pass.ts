@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { migrate } from '../src/db/migrate.ts';
-import { ENDPOINTS, SIZES, openBenchDatabase, seed, type Endpoint, type Seeded, type SizeSpec } from './database.ts';
+import { ENDPOINTS, SIZES, openBenchDatabase, seed, type BenchDatabase, type Endpoint, type Seeded, type SizeSpec } from './database.ts';
 import { profileHits } from './hit-parts.ts';
 import { load, summarise, warmUp, wrkAvailable } from './load.ts';
 import type { BenchOptions } from './options.ts';
@@ -32,7 +32,7 @@ export const PAIRS: Array<[ServerName, ServerName]> = [
 ];
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
-const loadAverage = () => loadavg().map((value) => value.toFixed(2)).join(', ');
+export const loadAverage = () => loadavg().map((value) => value.toFixed(2)).join(', ');
 
 interface Run {
   servers: Map<ServerName, Served>;
@@ -115,29 +115,9 @@ async function statementCounts(run: Run, change: (workspaceId: string) => Promis
   return statements;
 }
 
-export async function runPass(options: BenchOptions): Promise<BenchResults> {
-  log(`Node ${process.version}${options.loadOnly ? ' (load only)' : ''}`);
-  const loadAtStart = loadAverage();
-  const database = await openBenchDatabase();
-  const { db } = database;
-  await migrate(db);
-  const run: Run = { servers: new Map(), seeded: new Map(), recordings: [] };
-  const sizes = options.loadOnly ? SIZES.filter((size) => size.name !== 'L') : SIZES;
-  for (const size of sizes) {
-    const started = Date.now();
-    run.seeded.set(size.name, await seed(db, size));
-    log(`seeded ${size.name} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  }
-  // Fresh tables have no planner statistics until autovacuum gets to them; without this the plans,
-  // and so the numbers, would depend on how long seeding took.
-  await db.query('ANALYZE');
-  const recordingsDir = await mkdtemp(join(tmpdir(), 'bench-recordings-'));
-  const checks: string[] = [];
-  const row = (size: string, endpoint: Endpoint, names: ServerName[], generator: Generator) => {
-    const key = keyOf(run, size, endpoint);
-    return loadRow(options, size, endpoint, key, bytesOf(run, endpoint, key), names.map((name) => run.servers.get(name)!), generator);
-  };
-  const results: BenchResults = {
+/** A pass's results before anything is measured: the machine, the database and the options. */
+export function newResults(options: BenchOptions, database: Pick<BenchDatabase, 'kind' | 'version'>, loadAtStart: string, checks: string[] = []): BenchResults {
+  return {
     node: process.version,
     machine: `${cpus().length} × ${cpus()[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`,
     database: `${database.kind} ${database.version}`,
@@ -160,6 +140,31 @@ export async function runPass(options: BenchOptions): Promise<BenchResults> {
     hitProfile: null,
     checks,
   };
+}
+
+export async function runPass(options: BenchOptions): Promise<BenchResults> {
+  log(`Node ${process.version}${options.loadOnly ? ' (load only)' : ''}`);
+  const loadAtStart = loadAverage();
+  const database = await openBenchDatabase();
+  const { db } = database;
+  await migrate(db);
+  const run: Run = { servers: new Map(), seeded: new Map(), recordings: [] };
+  const sizes = options.loadOnly ? SIZES.filter((size) => size.name !== 'L') : SIZES;
+  for (const size of sizes) {
+    const started = Date.now();
+    run.seeded.set(size.name, await seed(db, size));
+    log(`seeded ${size.name} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+  // Fresh tables have no planner statistics until autovacuum gets to them; without this the plans,
+  // and so the numbers, would depend on how long seeding took.
+  await db.query('ANALYZE');
+  const recordingsDir = await mkdtemp(join(tmpdir(), 'bench-recordings-'));
+  const checks: string[] = [];
+  const row = (size: string, endpoint: Endpoint, names: ServerName[], generator: Generator) => {
+    const key = keyOf(run, size, endpoint);
+    return loadRow(options, size, endpoint, key, bytesOf(run, endpoint, key), names.map((name) => run.servers.get(name)!), generator);
+  };
+  const results = newResults(options, database, loadAtStart, checks);
   try {
     for (const name of ['hits', 'off'] as const) run.servers.set(name, await startFacade(name, database.serverEnv));
     run.servers.set('baseline', await startBaseline(db.connectionString));

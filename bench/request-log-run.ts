@@ -2,11 +2,10 @@
  * `tsx bench/run.ts request-log`: what the API keys' request log costs cached hits at M
  * (bench/request-log-cost.ts), alone, on a seeded M of its own, on Node 24 and on this Node.js.
  */
-import { cpus, loadavg, totalmem } from 'node:os';
 import { migrate } from '../src/db/migrate.ts';
 import { SIZES, openBenchDatabase, seed } from './database.ts';
 import type { BenchOptions } from './options.ts';
-import { loadRow } from './pass.ts';
+import { loadAverage, loadRow, newResults } from './pass.ts';
 import { requestLogSection } from './report-request-log.ts';
 import { measureRequestLog, REQUEST_LOG_ROUNDS } from './request-log-cost.ts';
 import type { BenchResults } from './results.ts';
@@ -18,7 +17,7 @@ import { TARGETS, verdict } from './targets.ts';
  * of its own: the results a pass would hold of it (`requestLog`), nothing else measured.
  */
 export async function requestLogPass(options: BenchOptions): Promise<BenchResults> {
-  const loadAtStart = loadavg().map((value) => value.toFixed(2)).join(', ');
+  const loadAtStart = loadAverage();
   const database = await openBenchDatabase();
   try {
     await migrate(database.db);
@@ -29,30 +28,10 @@ export async function requestLogPass(options: BenchOptions): Promise<BenchResult
       const bytes = (await rawGet(`${servers[0]!.url}${endpoint.path}`, `Bearer ${key}`)).body.length;
       return loadRow({ ...options, rounds: Math.max(options.rounds, REQUEST_LOG_ROUNDS) }, 'M', endpoint, key, bytes, servers, generator, pairs);
     });
-    return {
-      node: process.version,
-      machine: `${cpus().length} × ${cpus()[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`,
-      database: `${database.kind} ${database.version}`,
-      loadAverage: { start: loadAtStart, end: loadavg().map((value) => value.toFixed(2)).join(', ') },
-      rounds: Math.max(options.rounds, REQUEST_LOG_ROUNDS),
-      duration: options.duration,
-      warmup: options.warmup,
-      connections: options.connections,
-      rows: [],
-      rssAfterM: {},
-      loadOnly: true,
-      misses: {},
-      statements: {},
-      sequential: {},
-      lRows: [],
-      rssAtL: {},
-      writes: [],
-      firstAnswers: [],
-      settings: null,
-      requestLog: rows,
-      hitProfile: null,
-      checks: [],
-    };
+    const results = newResults({ ...options, rounds: Math.max(options.rounds, REQUEST_LOG_ROUNDS), loadOnly: true }, database, loadAtStart);
+    results.loadAverage.end = loadAverage();
+    results.requestLog = rows;
+    return results;
   } finally {
     await database.close();
   }

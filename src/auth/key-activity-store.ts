@@ -30,6 +30,16 @@ export interface UsageCounts {
 
 const DAY_MS = 86_400_000;
 
+/** Rows in key order (then `then`): every statement below locks its keys' rows in this one order. */
+function inKeyOrder<T extends { keyId: string }>(rows: readonly T[], then: (a: T, b: T) => number = () => 0): T[] {
+  return [...rows].sort((a, b) => (a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : then(a, b)));
+}
+
+/** The rows as one array per field, in `fields`' order: the parameters of an `unnest(…)`. */
+function columns<T>(rows: readonly T[], fields: ReadonlyArray<keyof T>): unknown[][] {
+  return fields.map((field) => rows.map((row) => row[field]));
+}
+
 /**
  * Writes a batch of log rows in one statement, each into its key's ring of `maxRows`: the key's
  * count of logged rows hands out the slots, a new row takes the place of the oldest, so a key's
@@ -39,8 +49,7 @@ const DAY_MS = 86_400_000;
  */
 export async function writeRequestRows(db: Queryable, rows: readonly RequestRow[], maxRows: number): Promise<number> {
   if (rows.length === 0) return 0;
-  const ordered = [...rows].sort((a, b) => (a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : a.at - b.at));
-  const column = <T>(pick: (row: RequestRow) => T) => ordered.map(pick);
+  const ordered = inKeyOrder(rows, (a, b) => a.at - b.at);
   const written = await db.query(
     `WITH batch AS (
        SELECT b.*, row_number() OVER (PARTITION BY b.api_key_id ORDER BY b.n) AS nth, count(*) OVER (PARTITION BY b.api_key_id) AS total
@@ -63,19 +72,7 @@ export async function writeRequestRows(db: Queryable, rows: readonly RequestRow[
        SET id = new_id('req'), requested_at = excluded.requested_at, method = excluded.method, path = excluded.path,
            status = excluded.status, error_code = excluded.error_code, duration_ms = excluded.duration_ms,
            request_id = excluded.request_id, client_network = excluded.client_network, cache = excluded.cache`,
-    [
-      column((row) => row.keyId),
-      column((row) => row.at),
-      column((row) => row.method),
-      column((row) => row.path),
-      column((row) => row.status),
-      column((row) => row.errorCode),
-      column((row) => row.durationMs),
-      column((row) => row.requestId),
-      column((row) => row.network),
-      column((row) => row.cache),
-      maxRows,
-    ],
+    [...columns(ordered, ['keyId', 'at', 'method', 'path', 'status', 'errorCode', 'durationMs', 'requestId', 'network', 'cache']), maxRows],
   );
   return written.rowCount ?? 0;
 }
@@ -83,8 +80,7 @@ export async function writeRequestRows(db: Queryable, rows: readonly RequestRow[
 /** Adds requests to the keys' daily counts, in one statement, rows locked in key and day order. */
 export async function addUsage(db: Queryable, counts: readonly UsageCounts[]): Promise<void> {
   if (counts.length === 0) return;
-  const ordered = [...counts].sort((a, b) => (a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : a.day - b.day));
-  const column = (pick: (row: UsageCounts) => unknown) => ordered.map(pick);
+  const ordered = inKeyOrder(counts, (a, b) => a.day - b.day);
   await db.query(
     `INSERT INTO api_key_usage AS u (api_key_id, day, status_2xx, status_3xx, status_4xx, status_5xx, rate_limited, not_logged)
      SELECT k.id, date '1970-01-01' + c.day, c.s2, c.s3, c.s4, c.s5, c.rl, c.nl
@@ -96,16 +92,7 @@ export async function addUsage(db: Queryable, counts: readonly UsageCounts[]): P
        SET status_2xx = u.status_2xx + excluded.status_2xx, status_3xx = u.status_3xx + excluded.status_3xx,
            status_4xx = u.status_4xx + excluded.status_4xx, status_5xx = u.status_5xx + excluded.status_5xx,
            rate_limited = u.rate_limited + excluded.rate_limited, not_logged = u.not_logged + excluded.not_logged`,
-    [
-      column((row) => row.keyId),
-      column((row) => row.day),
-      column((row) => row.s2xx),
-      column((row) => row.s3xx),
-      column((row) => row.s4xx),
-      column((row) => row.s5xx),
-      column((row) => row.rateLimited),
-      column((row) => row.notLogged),
-    ],
+    columns(ordered, ['keyId', 'day', 's2xx', 's3xx', 's4xx', 's5xx', 'rateLimited', 'notLogged']),
   );
 }
 
@@ -120,13 +107,13 @@ export async function recordLastUses(
   minIntervalS: number,
 ): Promise<Array<{ id: string; expiresAt: Date }>> {
   if (uses.length === 0) return [];
-  const ordered = [...uses].sort((a, b) => (a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : 0));
+  const ordered = inKeyOrder(uses);
   const written = await db.query<{ id: string; expires_at: Date | null }>(
     `UPDATE api_keys k SET last_used_at = to_timestamp(u.at_ms / 1000), last_used_network = u.network
        FROM unnest($1::text[], $2::float8[], $3::text[]) AS u(id, at_ms, network)
       WHERE k.id = u.id AND (k.last_used_at IS NULL OR k.last_used_at <= to_timestamp(u.at_ms / 1000) - $4 * interval '1 second')
       RETURNING k.id, k.expires_at`,
-    [ordered.map((use) => use.keyId), ordered.map((use) => use.at), ordered.map((use) => use.network), minIntervalS],
+    [...columns(ordered, ['keyId', 'at', 'network']), minIntervalS],
   );
   return written.rows.filter((row) => row.expires_at !== null).map((row) => ({ id: row.id, expiresAt: row.expires_at! }));
 }

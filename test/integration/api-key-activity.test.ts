@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import type { DailyUsage as Day, LoggedRequest as LoggedRow } from '../../src/auth/key-activity-store.ts';
 import type { Database } from '../../src/db/database.ts';
 import { cliOn } from '../support/cli.ts';
 import { openTestDatabase } from '../support/databases.ts';
@@ -9,28 +10,6 @@ import { describeOnEachDatabase } from '../support/variants.ts';
 
 const COURSES = '/api/public/v1/courses';
 const BOOKINGS = '/api/public/v1/bookings';
-
-interface LoggedRow {
-  requestedAt: string;
-  method: string;
-  path: string;
-  status: number;
-  errorCode: string | null;
-  durationMs: number;
-  requestId: string;
-  clientNetwork: string | null;
-  cache: string | null;
-}
-interface Day {
-  day: string;
-  requests: number;
-  status2xx: number;
-  status3xx: number;
-  status4xx: number;
-  status5xx: number;
-  rateLimited: number;
-  notLogged: number;
-}
 
 const today = () => new Date().toISOString().slice(0, 10);
 
