@@ -57,6 +57,8 @@ class KeyEntry {
 }
 
 const EXPIRY_CHECK_MS = 10 * 60_000;
+/** `performance.timeOrigin`, read once: the getter costs a few tens of nanoseconds per call. */
+const TIME_ORIGIN = performance.timeOrigin;
 const WARN_WINDOW_MS = 7 * DAY_MS;
 
 /**
@@ -101,7 +103,7 @@ export class KeyActivity {
 
   /** Counts one request of a valid key, once its answer has been handed to Node. */
   record(key: ActiveApiKey, request: KeyedRequest, status: number, durationMs: number): void {
-    const at = performance.timeOrigin + request.startedAt;
+    const at = TIME_ORIGIN + request.startedAt;
     let entry = this.#keys.get(key.id);
     if (entry === undefined) {
       entry = new KeyEntry();
