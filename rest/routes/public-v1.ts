@@ -41,10 +41,9 @@ interface KeyAnswers {
 /**
  * `/api/public/v1/courses` and `/bookings`: the checks in the order docs/contract-rules.md fixes
  * (`http.checks-order`: method, authentication, the key's allow list, the key's rate limit, scope,
- * query string), then
- * the answer: the cached bytes of the workspace's current data version, or the fixed operation's
- * result serialised (and cached). The workspace row primed from the key is used for its id alone,
- * which never changes.
+ * query string), then the answer: the cached bytes of the workspace's current data version, or
+ * the fixed operation's result serialised (and cached). The workspace row primed from the key is
+ * used for its id alone, which never changes.
  */
 export function publicV1Routes(deps: PublicV1Dependencies): Route[] {
   const checks = (scope: 'courses:read' | 'bookings:read'): Step[] => [
