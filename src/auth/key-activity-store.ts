@@ -77,10 +77,26 @@ export async function writeRequestRows(db: Queryable, rows: readonly RequestRow[
   return written.rowCount ?? 0;
 }
 
-/** Adds requests to the keys' daily counts, in one statement, rows locked in key and day order. */
+/** The counts of one key and day added up: one statement may change each of their rows once only. */
+function perKeyAndDay(counts: readonly UsageCounts[]): UsageCounts[] {
+  const merged = new Map<string, UsageCounts>();
+  for (const count of counts) {
+    const at = `${count.keyId} ${count.day}`;
+    const known = merged.get(at);
+    if (!known) merged.set(at, { ...count });
+    else for (const field of ['s2xx', 's3xx', 's4xx', 's5xx', 'rateLimited', 'notLogged'] as const) known[field] += count[field];
+  }
+  return [...merged.values()];
+}
+
+/**
+ * Adds requests to the keys' daily counts, in one statement, rows locked in key and day order.
+ * Counts of one key and day given apart (a day's counts kept through an outage, and the new ones)
+ * are added up first.
+ */
 export async function addUsage(db: Queryable, counts: readonly UsageCounts[]): Promise<void> {
   if (counts.length === 0) return;
-  const ordered = inKeyOrder(counts, (a, b) => a.day - b.day);
+  const ordered = inKeyOrder(perKeyAndDay(counts), (a, b) => a.day - b.day);
   await db.query(
     `INSERT INTO api_key_usage AS u (api_key_id, day, status_2xx, status_3xx, status_4xx, status_5xx, rate_limited, not_logged)
      SELECT k.id, date '1970-01-01' + c.day, c.s2, c.s3, c.s4, c.s5, c.rl, c.nl
