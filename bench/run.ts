@@ -24,6 +24,7 @@ import { measureWebhookLatency } from './webhook-latency.ts';
 import { parseOptions, type BenchOptions } from './options.ts';
 import { runPass } from './pass.ts';
 import { renderReport } from './report.ts';
+import { requestLogPass, requestLogReport } from './request-log-run.ts';
 import type { BenchResults } from './results.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -116,6 +117,17 @@ async function main(): Promise<void> {
       return profile(options);
     case 'memory-at-l':
       return memoryAtL(options);
+    case 'request-log': {
+      // With --results: the phase on this Node.js (a child of the command); else on Node 24 and on this Node.js, one after the other.
+      if (options.results) return writeFile(options.results, JSON.stringify(await requestLogPass(options)));
+      const dir = await mkdtemp(join(tmpdir(), 'bench-request-log-'));
+      const passes = [await mainNode(), ...(process.versions.node.startsWith(`${MAIN_NODE_MAJOR}.`) ? [] : [process.execPath])];
+      const files = passes.map((_, i) => join(dir, `pass${i}.json`));
+      for (const [i, node] of passes.entries()) await runNode(node, ['request-log', '--results', files[i]!, '--rounds', String(options.rounds), '--duration', String(options.duration), '--warmup', String(options.warmup), '--connections', String(options.connections)]);
+      const [main, beside] = await Promise.all(files.map(readResults));
+      process.stdout.write(`${requestLogReport(main!, beside).join('\n')}\n`);
+      return;
+    }
     case 'webhooks': {
       // The webhook latency alone, its section on stdout.
       const results = await measureWebhookLatency((message) => process.stderr.write(`${message}\n`));

@@ -26,6 +26,9 @@ const range = (values: readonly number[]) => (values.length ? `${fixed(Math.min(
 const ratio = (row: LoadRow | undefined, pair: string, label = ''): Measured[] =>
   row ? [{ value: ratioOf(row, pair), shown: `${label}${fixed(ratioOf(row, pair), 2)}× (${range(row.ratios[pair] ?? [])})` }] : [];
 const M = (results: BenchResults, endpoint: string, generator: 'wrk' | 'autocannon' = 'wrk') => rowOf(results, 'M', endpoint, generator);
+/** The request log's rows with the log as it runs by default (bench/request-log-cost.ts), each endpoint's ratio `pair`. */
+const requestLog = (results: BenchResults, pair: string) =>
+  (results.requestLog ?? []).filter((setting) => setting.variant === 'hits').flatMap((setting) => ratio(setting.row, pair, `${setting.row.endpoint} `));
 const ENDPOINTS = ['/courses', '/bookings', '/bookings + participants:read'];
 
 export const TARGETS: Target[] = [
@@ -55,6 +58,16 @@ export const TARGETS: Target[] = [
         .filter((value): value is number => value !== undefined)
         .map((value) => ({ value, shown: String(value) })),
     max: 2,
+  },
+  {
+    text: 'request log on (the default) against off: cached hits at M keep ≥ 0.95 × the req/s (each endpoint, same pass)',
+    measure: (results) => requestLog(results, 'hits/unlogged'),
+    min: 0.95,
+  },
+  {
+    text: "request log on (the default) against off: cached hits' p99 at M ≤ 1.05 × (each endpoint, same pass)",
+    measure: (results) => requestLog(results, 'p99:hits/unlogged'),
+    max: 1.05,
   },
   {
     text: 'cache misses ≤ 1.10 × the build without the cache (M, one at a time)',

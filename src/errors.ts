@@ -6,6 +6,7 @@ const contractErrors = {
   invalid_request: { status: 400, message: 'The request is not valid.' },
   invalid_api_key: { status: 401, message: 'The API key is missing, invalid, revoked or rotated.' },
   missing_scope: { status: 403, message: 'The API key lacks the scope this endpoint requires.' },
+  ip_not_allowed: { status: 403, message: 'The API key may not be used from this client address.' },
   not_found: { status: 404, message: 'No resource exists at this path.' },
   method_not_allowed: { status: 405, message: 'This endpoint accepts only GET and HEAD.' },
   request_timeout: { status: 408, message: 'The request was not received in time.' },

@@ -4,6 +4,7 @@ import { createPublicApp } from '../rest/app.ts';
 import { AnswerCache } from './answer-cache/answer-cache.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { IssuedCredentials } from './auth/issued-credentials.ts';
+import { KeyActivity } from './auth/key-activity.ts';
 import { preparedStatementsSetting, type Config } from './config.ts';
 import { openDatabase, openPoolBeside, type Database, type PoolShare } from './db/database.ts';
 import { copyEmbeddedTemplate, personaliseTemplateCopy } from './db/embedded-template.ts';
@@ -42,6 +43,8 @@ export interface RunningServer {
   readonly publicUrl: string;
   readonly internalUrl: string | null;
   readonly authenticator: Authenticator;
+  /** Keys' last use, request log and daily counts; `flush()` writes what was collected. */
+  readonly keyActivity: KeyActivity;
   /** The schema internal GraphQL serves (schema/internal.graphql holds it printed). */
   readonly schema: GraphQLSchema;
   /** Marks the instance as going away: /readyz answers 503 and connections close after their answer. */
@@ -105,10 +108,23 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       issued,
       guard,
       cacheTtlMs: config.KEY_CACHE_TTL_MS,
-      lastUsedFlushMs: config.KEY_LAST_USED_FLUSH_MS,
       workspace: joinedResource(registry.get('Workspace')),
     });
-    closers.unshift(() => authenticator.close());
+    const redactor = createRedactor([config.INTERNAL_API_TOKEN, config.METRICS_TOKEN]);
+    const keyActivity = new KeyActivity({
+      db,
+      logger,
+      redactor,
+      log: config.KEY_REQUEST_LOG,
+      flushMs: config.KEY_REQUEST_LOG_FLUSH_MS,
+      rowsPerSecond: config.KEY_REQUEST_LOG_ROWS_PER_SECOND,
+      maxRows: config.KEY_REQUEST_LOG_MAX_ROWS,
+      retentionMs: config.KEY_REQUEST_LOG_RETENTION_DAYS * 86_400_000,
+      usageDays: config.KEY_USAGE_RETENTION_DAYS,
+      lastUsedIntervalS: config.KEY_LAST_USED_INTERVAL_S,
+    });
+    closers.unshift(() => keyActivity.close());
+    await keyActivity.start();
 
     // Internal GraphQL's bulkhead: connections and a statement timeout of its own, on the primary and
     // on each replica. The embedded database runs one statement at a time whatever the connections:
@@ -143,6 +159,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       replicas: replicas ? { set: replicas, maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS } : undefined,
     });
     metrics.observeAnswerCache(answerCache);
+    metrics.observeKeyActivity(keyActivity);
     // Resolved even without a worker: the embedded database gets its key on first start, so that
     // `admin` commands and separate workers find it in the data directory.
     const box = await resolveSecretBox(config, { embeddedDataDir: ownsDb && db.kind === 'embedded' });
@@ -182,7 +199,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       answerCache,
       replicas: replicas ?? undefined,
       logger,
-      redactor: createRedactor([config.INTERNAL_API_TOKEN, config.METRICS_TOKEN]),
+      keyActivity,
+      redactor,
       trustProxy: config.TRUST_PROXY,
       openapiYaml: readFileSync(OPENAPI_PATH, 'utf8'),
     });
@@ -227,6 +245,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       publicUrl: urlOf(publicAddress),
       internalUrl,
       authenticator,
+      keyActivity,
       schema: internalSchema(schema),
       drain() {
         lifecycle.draining = true;

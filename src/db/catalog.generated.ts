@@ -16,23 +16,109 @@ export const catalog: Catalog = {
     "1763801100000_booking-updated-events",
     "1763801200000_internal-token-governance",
     "1763801400000_catalog-facts",
-    "1763801500000_list-order-indexes"
+    "1763801500000_list-order-indexes",
+    "1763801530000_api-key-activity"
   ],
   "tables": {
+    "api_key_request_counts": {
+      "columns": [
+        {"name":"api_key_id","type":"text","nullable":false},
+        {"name":"logged","type":"bigint","nullable":false}
+      ],
+      "primaryKey": ["api_key_id"],
+      "foreignKeys": [
+        {"name":"api_key_request_counts_api_key_id_fkey","columns":["api_key_id"],"table":"api_keys","references":["id"]}
+      ],
+      "uniques": [],
+      "checks": [
+        {"name":"api_key_request_counts_logged_check","columns":["logged"],"expression":"(logged >= 0)"}
+      ],
+      "indexes": [
+        {"name":"api_key_request_counts_pkey","columns":["api_key_id"]}
+      ]
+    },
+    "api_key_requests": {
+      "description": "A request made with an API key, as its request log keeps it.",
+      "columns": [
+        {"name":"id","type":"text","nullable":false,"default":"new_id('req'::text)"},
+        {"name":"api_key_id","type":"text","nullable":false},
+        {"name":"slot","type":"integer","nullable":false},
+        {"name":"requested_at","type":"timestamp with time zone","nullable":false,"description":"When the request arrived."},
+        {"name":"method","type":"text","nullable":false,"description":"GET or HEAD."},
+        {"name":"path","type":"text","nullable":false,"description":"The path requested, without its query string."},
+        {"name":"status","type":"integer","nullable":false,"description":"The HTTP status of the answer."},
+        {"name":"error_code","type":"text","nullable":true,"description":"The error.code of the answer; null for a success."},
+        {"name":"duration_ms","type":"double precision","nullable":false,"description":"Milliseconds from the request's arrival to its answer."},
+        {"name":"request_id","type":"text","nullable":false,"description":"The X-Request-Id the answer carried."},
+        {"name":"client_network","type":"text","nullable":true,"description":"The client's address truncated to /24 (IPv4) or /48 (IPv6)."},
+        {"name":"cache","type":"text","nullable":true,"description":"How the response cache answered: hit, miss, shared, bypass or off; null where no answer was built."}
+      ],
+      "primaryKey": ["id"],
+      "foreignKeys": [
+        {"name":"api_key_requests_api_key_id_fkey","columns":["api_key_id"],"table":"api_keys","references":["id"]}
+      ],
+      "uniques": [
+        {"name":"api_key_requests_api_key_id_slot_key","columns":["api_key_id","slot"],"partial":false}
+      ],
+      "checks": [
+        {"name":"api_key_requests_cache_check","columns":["cache"],"expression":"(cache = ANY (ARRAY['hit'::text, 'miss'::text, 'shared'::text, 'bypass'::text, 'off'::text]))"},
+        {"name":"api_key_requests_client_network_check","columns":["client_network"],"expression":"(length(client_network) <= 64)"},
+        {"name":"api_key_requests_duration_ms_check","columns":["duration_ms"],"expression":"(duration_ms >= (0)::double precision)"},
+        {"name":"api_key_requests_error_code_check","columns":["error_code"],"expression":"(length(error_code) <= 64)"},
+        {"name":"api_key_requests_method_check","columns":["method"],"expression":"((length(method) >= 1) AND (length(method) <= 16))"},
+        {"name":"api_key_requests_path_check","columns":["path"],"expression":"(length(path) <= 1024)"},
+        {"name":"api_key_requests_request_id_check","columns":["request_id"],"expression":"((length(request_id) >= 1) AND (length(request_id) <= 128))"},
+        {"name":"api_key_requests_slot_check","columns":["slot"],"expression":"(slot >= 0)"},
+        {"name":"api_key_requests_status_check","columns":["status"],"expression":"((status >= 100) AND (status <= 599))"}
+      ],
+      "indexes": [
+        {"name":"api_key_requests_api_key_id_slot_key","columns":["api_key_id","slot"]},
+        {"name":"api_key_requests_newest","columns":["api_key_id","requested_at","id"]},
+        {"name":"api_key_requests_pkey","columns":["id"]},
+        {"name":"api_key_requests_retention","columns":["requested_at"]}
+      ]
+    },
+    "api_key_usage": {
+      "columns": [
+        {"name":"api_key_id","type":"text","nullable":false},
+        {"name":"day","type":"date","nullable":false},
+        {"name":"status_2xx","type":"bigint","nullable":false,"default":"0"},
+        {"name":"status_3xx","type":"bigint","nullable":false,"default":"0"},
+        {"name":"status_4xx","type":"bigint","nullable":false,"default":"0"},
+        {"name":"status_5xx","type":"bigint","nullable":false,"default":"0"},
+        {"name":"rate_limited","type":"bigint","nullable":false,"default":"0"},
+        {"name":"not_logged","type":"bigint","nullable":false,"default":"0"}
+      ],
+      "primaryKey": ["api_key_id","day"],
+      "foreignKeys": [
+        {"name":"api_key_usage_api_key_id_fkey","columns":["api_key_id"],"table":"api_keys","references":["id"]}
+      ],
+      "uniques": [],
+      "checks": [],
+      "indexes": [
+        {"name":"api_key_usage_day","columns":["day"]},
+        {"name":"api_key_usage_pkey","columns":["api_key_id","day"]}
+      ]
+    },
     "api_keys": {
+      "description": "An API key of the public REST API. Only its hash is stored; neither the key nor its hash is ever served.",
       "columns": [
         {"name":"id","type":"text","nullable":false,"default":"new_id('key'::text)"},
         {"name":"workspace_id","type":"text","nullable":false},
-        {"name":"name","type":"text","nullable":false},
+        {"name":"name","type":"text","nullable":false,"description":"What the workspace calls the key."},
         {"name":"scopes","type":"text[]","nullable":false},
         {"name":"key_hash","type":"bytea","nullable":false},
         {"name":"last4","type":"text","nullable":false},
         {"name":"created_by","type":"text","nullable":false},
         {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
-        {"name":"last_used_at","type":"timestamp with time zone","nullable":true},
-        {"name":"revoked_at","type":"timestamp with time zone","nullable":true},
-        {"name":"replaced_by","type":"text","nullable":true},
-        {"name":"tagged","type":"boolean","nullable":false}
+        {"name":"last_used_at","type":"timestamp with time zone","nullable":true,"description":"When the key was last used, exact to about a minute: written at most once per key and minute, across instances."},
+        {"name":"revoked_at","type":"timestamp with time zone","nullable":true,"description":"When the key was revoked or rotated; null while it is neither."},
+        {"name":"replaced_by","type":"text","nullable":true,"description":"The key that replaced this one when it was rotated."},
+        {"name":"tagged","type":"boolean","nullable":false,"description":"False for a key issued before issuer tags: it works, and rotating it issues a tagged key."},
+        {"name":"expires_at","type":"timestamp with time zone","nullable":true,"description":"When the key stops working, as if revoked; null for a key that does not expire."},
+        {"name":"allowed_ips","type":"cidr[]","nullable":true},
+        {"name":"last_used_network","type":"text","nullable":true,"description":"The network of the client at the last use: its address truncated to /24 (IPv4) or /48 (IPv6)."},
+        {"name":"expiry_warned_at","type":"timestamp with time zone","nullable":true}
       ],
       "primaryKey": ["id"],
       "foreignKeys": [
@@ -44,12 +130,16 @@ export const catalog: Catalog = {
         {"name":"api_keys_key_hash_key","columns":["key_hash"],"partial":false}
       ],
       "checks": [
+        {"name":"api_keys_allowed_ips_check","columns":["allowed_ips"],"expression":"((cardinality(allowed_ips) >= 1) AND (cardinality(allowed_ips) <= 100))"},
+        {"name":"api_keys_expires_after_creation","columns":["expires_at","created_at"],"expression":"(expires_at > created_at)"},
         {"name":"api_keys_key_hash_check","columns":["key_hash"],"expression":"(length(key_hash) = 32)"},
         {"name":"api_keys_last4_check","columns":["last4"],"expression":"(length(last4) = 4)"},
+        {"name":"api_keys_last_used_network_check","columns":["last_used_network"],"expression":"(length(last_used_network) <= 64)"},
         {"name":"api_keys_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)"},
         {"name":"api_keys_scopes_check","columns":["scopes"],"expression":"((cardinality(scopes) > 0) AND (scopes <@ ARRAY['courses:read'::text, 'bookings:read'::text, 'participants:read'::text]) AND ((NOT ('participants:read'::text = ANY (scopes))) OR ('bookings:read'::text = ANY (scopes))))"}
       ],
       "indexes": [
+        {"name":"api_keys_expiring","columns":["expires_at"],"where":"((expires_at IS NOT NULL) AND (revoked_at IS NULL))"},
         {"name":"api_keys_key_hash_key","columns":["key_hash"]},
         {"name":"api_keys_pkey","columns":["id"]},
         {"name":"api_keys_workspace","columns":["workspace_id","created_at"]}

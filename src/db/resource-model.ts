@@ -10,6 +10,8 @@ export interface TableOverlay {
   type?: string;
   /** `false`: not served on internal GraphQL; the fixture import still writes it. */
   graphql?: false;
+  /** `false`: never written by the fixture import (rows only the service writes); still served. */
+  fixture?: false;
   /** Columns not served. */
   hide?: string[];
   /** Column → field name, for a field not named after its column in camelCase. */

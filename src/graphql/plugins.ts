@@ -106,7 +106,8 @@ export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): 
           const problems: Problem[] = [];
           let size: number;
           try {
-            size = getComplexity({
+            // Whole points: an introspection type's `ofType` counts a share of one.
+            size = Math.ceil(getComplexity({
               schema,
               query: document,
               // The operation Apollo Server resolved: the request's name may be empty or name none
@@ -115,7 +116,7 @@ export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): 
               // As sent: the estimator coerces them itself.
               variables: request.variables ?? {},
               estimators: [listCostEstimator(index, introspection, options.registry, problems)],
-            });
+            }));
           } catch (error) {
             // Arguments that do not fit their types, found while estimating.
             if (error instanceof GraphQLError) throw refusal(error.message);
