@@ -26,6 +26,11 @@ const PARTS: Array<{ part: string; of: RegExp; floor: string }> = [
     floor: 'one map lookup finds the route, one object holds the state, the request id is one of Node’s buffered UUIDs',
   },
   {
+    part: 'the key’s allow list and activity (last use, request log, daily counts)',
+    of: /rest\/steps\/allowed-address\.js|src\/auth\/(key-activity|key-activity-store|key-policy)\.js/,
+    floor: 'one comparison for a key without an allow list; a map lookup and a few counts per request, a row only for the first 100 requests of a key in a second, written in batches off the request path',
+  },
+  {
     part: 'authentication',
     of: /rest\/steps\/authenticate\.js|src\/auth\/|lru-cache|node:internal\/crypto\/hash/,
     floor: 'a key verified in this process within the key cache’s time is found by its Authorization value: no parsing, checksum or SHA-256 again',

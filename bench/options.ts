@@ -10,10 +10,14 @@
  *   profile      where a cache hit's CPU time goes, part by part
  *   memory-at-l  where the facade's memory goes through the L phase
  *   webhooks     webhook latency and what a booking update costs, alone
+ *   internal-load  public latency beside an internal token's costliest requests, and the database
+ *                time a cost point buys (PostgreSQL: DATABASE_URL), alone
+ *   request-log  what the API keys' request log costs cached hits at M, on Node 24 and on this
+ *                Node.js, alone (its section of docs/benchmarks.md and its targets on stdout)
  */
 import { parseArgs } from 'node:util';
 
-export const COMMANDS = ['all', 'pass', 'render', 'ab', 'profile', 'memory-at-l', 'webhooks'] as const;
+export const COMMANDS = ['all', 'pass', 'render', 'ab', 'profile', 'memory-at-l', 'webhooks', 'internal-load', 'request-log'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export interface BenchOptions {

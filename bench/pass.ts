@@ -8,17 +8,19 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { migrate } from '../src/db/migrate.ts';
-import { ENDPOINTS, SIZES, openBenchDatabase, seed, type Endpoint, type Seeded, type SizeSpec } from './database.ts';
+import { ENDPOINTS, SIZES, openBenchDatabase, seed, type BenchDatabase, type Endpoint, type Seeded, type SizeSpec } from './database.ts';
 import { profileHits } from './hit-parts.ts';
 import { load, summarise, warmUp, wrkAvailable } from './load.ts';
 import type { BenchOptions } from './options.ts';
 import type { Recording } from './reference-servers.ts';
 import { median, rowOf, type BenchResults, type Generator, type LoadResult, type LoadRow, type MissResult, type ServerName } from './results.ts';
 import { peakRssMb, rawGet, record, resetPeakRss, startBaseline, startFacade, startReference, stop, type Served } from './servers.ts';
+import { measureRequestLog, REQUEST_LOG_ROUNDS } from './request-log-cost.ts';
 import { measureSettings } from './settings-cost.ts';
 import { body, firstAnswer, measureMisses, medianMs, statementsOfOne } from './single-requests.ts';
 import { measureWebhookLatency } from './webhook-latency.ts';
 import { measureWriteCost } from './write-cost.ts';
+import { measureInternalLoad } from './internal-load.ts';
 
 /** Each row's ratios of requests per second (`a/b`) and of CPU per request (`cpu:a/b`). */
 export const PAIRS: Array<[ServerName, ServerName]> = [
@@ -31,7 +33,7 @@ export const PAIRS: Array<[ServerName, ServerName]> = [
 ];
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
-const loadAverage = () => loadavg().map((value) => value.toFixed(2)).join(', ');
+export const loadAverage = () => loadavg().map((value) => value.toFixed(2)).join(', ');
 
 interface Run {
   servers: Map<ServerName, Served>;
@@ -68,7 +70,7 @@ async function checkReferences(run: Run): Promise<void> {
 }
 
 /** Every server in every round, who goes first rotating, so that a disturbance of the shared machine falls on all. */
-async function loadRow(options: BenchOptions, size: string, endpoint: Endpoint, key: string, bytes: number, servers: Served[], generator: Generator, pairs = PAIRS): Promise<LoadRow> {
+export async function loadRow(options: BenchOptions, size: string, endpoint: Endpoint, key: string, bytes: number, servers: Served[], generator: Generator, pairs = PAIRS): Promise<LoadRow> {
   log(`${size} ${endpoint.label} (${generator}): warm-up`);
   for (const server of servers) await warmUp(server, endpoint.path, key, options);
   const runs = new Map<ServerName, LoadResult[]>(servers.map((server) => [server.name, []]));
@@ -83,6 +85,7 @@ async function loadRow(options: BenchOptions, size: string, endpoint: Endpoint, 
       const [ra, rb] = [runs.get(a)![turn]!, runs.get(b)![turn]!];
       (ratios[`${a}/${b}`] ??= []).push(ra.rps / rb.rps);
       (ratios[`cpu:${a}/${b}`] ??= []).push(ra.cpuMs / rb.cpuMs);
+      (ratios[`p99:${a}/${b}`] ??= []).push(ra.p99 / rb.p99);
     }
   }
   const [a, b] = pairs[0]!;
@@ -113,29 +116,9 @@ async function statementCounts(run: Run, change: (workspaceId: string) => Promis
   return statements;
 }
 
-export async function runPass(options: BenchOptions): Promise<BenchResults> {
-  log(`Node ${process.version}${options.loadOnly ? ' (load only)' : ''}`);
-  const loadAtStart = loadAverage();
-  const database = await openBenchDatabase();
-  const { db } = database;
-  await migrate(db);
-  const run: Run = { servers: new Map(), seeded: new Map(), recordings: [] };
-  const sizes = options.loadOnly ? SIZES.filter((size) => size.name !== 'L') : SIZES;
-  for (const size of sizes) {
-    const started = Date.now();
-    run.seeded.set(size.name, await seed(db, size));
-    log(`seeded ${size.name} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  }
-  // Fresh tables have no planner statistics until autovacuum gets to them; without this the plans,
-  // and so the numbers, would depend on how long seeding took.
-  await db.query('ANALYZE');
-  const recordingsDir = await mkdtemp(join(tmpdir(), 'bench-recordings-'));
-  const checks: string[] = [];
-  const row = (size: string, endpoint: Endpoint, names: ServerName[], generator: Generator) => {
-    const key = keyOf(run, size, endpoint);
-    return loadRow(options, size, endpoint, key, bytesOf(run, endpoint, key), names.map((name) => run.servers.get(name)!), generator);
-  };
-  const results: BenchResults = {
+/** A pass's results before anything is measured: the machine, the database and the options. */
+export function newResults(options: BenchOptions, database: Pick<BenchDatabase, 'kind' | 'version'>, loadAtStart: string, checks: string[] = []): BenchResults {
+  return {
     node: process.version,
     machine: `${cpus().length} × ${cpus()[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`,
     database: `${database.kind} ${database.version}`,
@@ -158,6 +141,31 @@ export async function runPass(options: BenchOptions): Promise<BenchResults> {
     hitProfile: null,
     checks,
   };
+}
+
+export async function runPass(options: BenchOptions): Promise<BenchResults> {
+  log(`Node ${process.version}${options.loadOnly ? ' (load only)' : ''}`);
+  const loadAtStart = loadAverage();
+  const database = await openBenchDatabase();
+  const { db } = database;
+  await migrate(db);
+  const run: Run = { servers: new Map(), seeded: new Map(), recordings: [] };
+  const sizes = options.loadOnly ? SIZES.filter((size) => size.name !== 'L') : SIZES;
+  for (const size of sizes) {
+    const started = Date.now();
+    run.seeded.set(size.name, await seed(db, size));
+    log(`seeded ${size.name} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+  // Fresh tables have no planner statistics until autovacuum gets to them; without this the plans,
+  // and so the numbers, would depend on how long seeding took.
+  await db.query('ANALYZE');
+  const recordingsDir = await mkdtemp(join(tmpdir(), 'bench-recordings-'));
+  const checks: string[] = [];
+  const row = (size: string, endpoint: Endpoint, names: ServerName[], generator: Generator) => {
+    const key = keyOf(run, size, endpoint);
+    return loadRow(options, size, endpoint, key, bytesOf(run, endpoint, key), names.map((name) => run.servers.get(name)!), generator);
+  };
+  const results = newResults(options, database, loadAtStart, checks);
   try {
     for (const name of ['hits', 'off'] as const) run.servers.set(name, await startFacade(name, database.serverEnv));
     run.servers.set('baseline', await startBaseline(db.connectionString));
@@ -174,6 +182,11 @@ export async function runPass(options: BenchOptions): Promise<BenchResults> {
       checks.push('wrk is not installed (apt-get install wrk): the second load generator did not run');
     }
     results.rssAfterM = await rssOf(run);
+    // In every pass, the one beside on another Node.js too: the log's cost is judged on both.
+    results.requestLog = await measureRequestLog(database.serverEnv, (servers, endpoint, generator, pairs) => {
+      const key = keyOf(run, 'M', endpoint);
+      return loadRow({ ...options, rounds: Math.max(options.rounds, REQUEST_LOG_ROUNDS) }, 'M', endpoint, key, bytesOf(run, endpoint, key), servers, generator, pairs);
+    });
     if (options.loadOnly) return results;
 
     const m = run.seeded.get('M')!;
@@ -215,6 +228,8 @@ export async function runPass(options: BenchOptions): Promise<BenchResults> {
     log('writes');
     results.writes = await measureWriteCost(db, options.rounds);
     results.webhooks = await measureWebhookLatency(log);
+    log('internal load');
+    results.internalLoad = await measureInternalLoad(options);
     log('first start');
     // A newcomer's start is one event; the median of three keeps one slow moment of the shared machine out.
     for (let i = 0; i < 3; i += 1) results.firstAnswers.push(await firstAnswer());

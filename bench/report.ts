@@ -7,7 +7,9 @@ import { DEFAULT_RESPONSE_CACHE_MAX_BYTES } from '../src/config.ts';
 import { ENDPOINTS } from './database.ts';
 import { PAIRS } from './pass.ts';
 import { LABEL, median, rowOf, type BenchResults, type LoadRow, type ServerName } from './results.ts';
+import { requestLogSection } from './report-request-log.ts';
 import { webhookLatencySection } from './report-webhooks.ts';
+import { internalLoadSection } from './report-internal.ts';
 import { KEY_CACHE_TTL_MS, MISSES } from './single-requests.ts';
 import { TARGETS, verdict } from './targets.ts';
 
@@ -210,9 +212,11 @@ export function renderReport(main: BenchResults, beside?: BenchResults): string 
     `Peak RSS over the load at S and M: ${SERVERS.map((name) => `${LABEL[name]} ${round(main.rssAfterM[name], 0)} MB`).join(', ')}.`,
     '',
     ...besideSection(main, beside),
+    ...requestLogSection(main, beside),
     ...(main.loadOnly ? [] : oneAtATimeSections(main)),
     ...settingsSection(main),
     ...(main.webhooks ? [...webhookLatencySection(main.webhooks), ''] : []),
+    ...(main.internalLoad ? [...internalLoadSection(main.internalLoad), ''] : []),
     ...(main.firstAnswers.length
       ? ["## A newcomer's first answer", '', `\`npm start\` on an empty data directory, from the start of the process to the first 200 from /courses with the demo key it prints, three times: ${main.firstAnswers.map((ms) => `${round(ms / 1000, 2)} s`).join(', ')}; median ${round(median(main.firstAnswers) / 1000, 2)} s.`, '']
       : []),

@@ -3,9 +3,9 @@
  * (`--results`), the report reads it (bench/report.ts), the targets judge it (bench/targets.ts).
  */
 
-export type ServerName = 'bare' | 'express' | 'hits' | 'off' | 'baseline' | 'traced' | 'off-traced' | 'unprepared';
+export type ServerName = 'bare' | 'express' | 'hits' | 'off' | 'baseline' | 'traced' | 'off-traced' | 'unprepared' | 'unlogged' | 'logged-all';
 /** The facades: cache hits or builds, and the variants of one setting each that bench/settings-cost.ts compares. */
-export type FacadeName = Extract<ServerName, 'hits' | 'off' | 'traced' | 'off-traced' | 'unprepared'>;
+export type FacadeName = Extract<ServerName, 'hits' | 'off' | 'traced' | 'off-traced' | 'unprepared' | 'unlogged' | 'logged-all'>;
 export type Generator = 'autocannon' | 'wrk';
 
 /** How the report names each server. */
@@ -18,6 +18,8 @@ export const LABEL: Record<ServerName, string> = {
   traced: 'facade, cache hits, tracing on',
   'off-traced': 'facade, cache off, tracing on',
   unprepared: 'facade, cache off, no prepared statements',
+  unlogged: 'facade, cache hits, request log off',
+  'logged-all': 'facade, cache hits, every request logged',
 };
 
 export interface LoadResult {
@@ -30,7 +32,7 @@ export interface LoadResult {
   errors: number;
 }
 
-/** One size and endpoint under load with one generator: each server's medians, and each round's ratios by `a/b` (requests per second) and `cpu:a/b`. */
+/** One size and endpoint under load with one generator: each server's medians, and each round's ratios by `a/b` (requests per second), `cpu:a/b` and `p99:a/b`. */
 export interface LoadRow {
   size: string;
   endpoint: string;
@@ -126,6 +128,37 @@ export interface WebhookLatencyResults {
   skipped: string[];
 }
 
+/** Public latency of one endpoint in one round, alone and beside the internal token's loops (bench/internal-load.ts). */
+export interface LatencyRound {
+  endpoint: string;
+  alone: { p50: number; p99: number; requests: number };
+  beside: { p50: number; p99: number; requests: number };
+}
+
+/** Database time of one shape of internal query against the points it was charged. */
+export interface InternalShape {
+  name: string;
+  requests: number;
+  points: number;
+  /** PostgreSQL's `active_time` of the bench database over the requests. */
+  databaseMs: number;
+  /** The same over as long a wait with nothing sent. */
+  idleMs: number;
+  secondsPer100k: number;
+}
+
+export interface InternalLoadResults {
+  /** How many aliased counts the costliest accepted request holds. */
+  costliest: number;
+  loops: number;
+  publicConnections: number;
+  duration: number;
+  rounds: LatencyRound[];
+  /** What the internal loops were answered, by status, over every round. */
+  internalStatuses: Record<string, number>;
+  shapes: InternalShape[];
+}
+
 export interface BenchResults {
   /** `v24.21.0`. */
   node: string;
@@ -152,7 +185,11 @@ export interface BenchResults {
   /** Webhook latency (bench/webhook-latency.ts); absent from the load-only pass. */
   webhooks?: WebhookLatencyResults;
   firstAnswers: number[];
+  /** Internal GraphQL beside the public API (PostgreSQL only); absent from the load-only pass. */
+  internalLoad?: InternalLoadResults | null;
   settings: SettingsResults | null;
+  /** The API keys' request log on against off, cache hits at M (bench/request-log-cost.ts); every pass, the one beside too. */
+  requestLog?: SettingRow[];
   hitProfile: HitProfile | null;
   checks: string[];
 }

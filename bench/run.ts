@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { migrate } from '../src/db/migrate.ts';
 import { ab } from './ab.ts';
+import { internalLoadSection } from './report-internal.ts';
+import { measureInternalLoad } from './internal-load.ts';
 import { ENDPOINTS, SIZES, openBenchDatabase, seed } from './database.ts';
 import { profileHits } from './hit-parts.ts';
 import { wrkAvailable } from './load.ts';
@@ -22,6 +24,7 @@ import { measureWebhookLatency } from './webhook-latency.ts';
 import { parseOptions, type BenchOptions } from './options.ts';
 import { runPass } from './pass.ts';
 import { renderReport } from './report.ts';
+import { requestLogPass, requestLogReport } from './request-log-run.ts';
 import type { BenchResults } from './results.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -114,10 +117,28 @@ async function main(): Promise<void> {
       return profile(options);
     case 'memory-at-l':
       return memoryAtL(options);
+    case 'request-log': {
+      // With --results: the phase on this Node.js (a child of the command); else on Node 24 and on this Node.js, one after the other.
+      if (options.results) return writeFile(options.results, JSON.stringify(await requestLogPass(options)));
+      const dir = await mkdtemp(join(tmpdir(), 'bench-request-log-'));
+      const passes = [await mainNode(), ...(process.versions.node.startsWith(`${MAIN_NODE_MAJOR}.`) ? [] : [process.execPath])];
+      const files = passes.map((_, i) => join(dir, `pass${i}.json`));
+      for (const [i, node] of passes.entries()) await runNode(node, ['request-log', '--results', files[i]!, '--rounds', String(options.rounds), '--duration', String(options.duration), '--warmup', String(options.warmup), '--connections', String(options.connections)]);
+      const [main, beside] = await Promise.all(files.map(readResults));
+      process.stdout.write(`${requestLogReport(main!, beside).join('\n')}\n`);
+      return;
+    }
     case 'webhooks': {
       // The webhook latency alone, its section on stdout.
       const results = await measureWebhookLatency((message) => process.stderr.write(`${message}\n`));
       process.stdout.write(`${webhookLatencySection(results).join('\n')}\n`);
+      return;
+    }
+    case 'internal-load': {
+      // The internal load alone, its section on stdout and its results in --results.
+      const results = await measureInternalLoad(options);
+      if (options.results) await writeFile(options.results, JSON.stringify(results));
+      process.stdout.write(`${(results ? internalLoadSection(results) : ['not measured: DATABASE_URL is not set']).join('\n')}\n`);
       return;
     }
   }

@@ -19,6 +19,8 @@ const INTERNAL_TOKEN = randomBytes(24).toString('hex');
 export interface Served {
   name: ServerName;
   url: string;
+  /** The facade's internal listener (GraphQL, metrics); empty for the other servers. */
+  internalUrl: string;
   child: ChildProcess;
   /** Statements the server has sent so far (the reference servers send none). */
   statements(): Promise<number>;
@@ -64,10 +66,13 @@ export async function startFacade(name: FacadeName, env: Record<string, string>,
   }, root);
   const url = `http://127.0.0.1:${port}`;
   await answering(`${url}/healthz`);
+  // The internal listener starts after the public one.
+  await answering(`http://127.0.0.1:${internalPort}/metrics`, 401);
   const metrics = async () => (await fetch(`http://127.0.0.1:${internalPort}/metrics`, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } })).text();
   return {
     name,
     url,
+    internalUrl: `http://127.0.0.1:${internalPort}`,
     child,
     metrics,
     async statements() {
@@ -84,6 +89,7 @@ export async function startBaseline(connectionString: string): Promise<Served> {
   return {
     name: 'baseline',
     url,
+    internalUrl: '',
     child,
     metrics: async () => '',
     async statements() {
@@ -99,7 +105,7 @@ export async function startReference(name: 'bare' | 'express', recordings: Recor
   const child = spawnServer(['--import', 'tsx', 'bench/reference-servers.ts', name], { BENCH_RECORDINGS: file, PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
   await answering(`${url}/`, 404);
-  return { name, url, child, metrics: async () => '', statements: async () => 0 };
+  return { name, url, internalUrl: '', child, metrics: async () => '', statements: async () => 0 };
 }
 
 /** The OTLP/HTTP receiver of the traced facades (bench/reference-servers.ts). */

@@ -2,6 +2,7 @@
  * The bench's targets, as data: what each promises, the numbers of a run it is judged on, and its
  * bound. The report reads them and says met or missed from the numbers alone.
  */
+import { latencyRatios, timePerPointSpread } from './report-internal.ts';
 import { median, ratioOf, rowOf, type BenchResults, type LoadRow } from './results.ts';
 
 export interface Measured {
@@ -25,6 +26,9 @@ const range = (values: readonly number[]) => (values.length ? `${fixed(Math.min(
 const ratio = (row: LoadRow | undefined, pair: string, label = ''): Measured[] =>
   row ? [{ value: ratioOf(row, pair), shown: `${label}${fixed(ratioOf(row, pair), 2)}× (${range(row.ratios[pair] ?? [])})` }] : [];
 const M = (results: BenchResults, endpoint: string, generator: 'wrk' | 'autocannon' = 'wrk') => rowOf(results, 'M', endpoint, generator);
+/** The request log's rows with the log as it runs by default (bench/request-log-cost.ts), each endpoint's ratio `pair`. */
+const requestLog = (results: BenchResults, pair: string) =>
+  (results.requestLog ?? []).filter((setting) => setting.variant === 'hits').flatMap((setting) => ratio(setting.row, pair, `${setting.row.endpoint} `));
 const ENDPOINTS = ['/courses', '/bookings', '/bookings + participants:read'];
 
 export const TARGETS: Target[] = [
@@ -54,6 +58,16 @@ export const TARGETS: Target[] = [
         .filter((value): value is number => value !== undefined)
         .map((value) => ({ value, shown: String(value) })),
     max: 2,
+  },
+  {
+    text: 'request log on (the default) against off: cached hits at M keep ≥ 0.95 × the req/s (each endpoint, same pass)',
+    measure: (results) => requestLog(results, 'hits/unlogged'),
+    min: 0.95,
+  },
+  {
+    text: "request log on (the default) against off: cached hits' p99 at M ≤ 1.05 × (each endpoint, same pass)",
+    measure: (results) => requestLog(results, 'p99:hits/unlogged'),
+    max: 1.05,
   },
   {
     text: 'cache misses ≤ 1.10 × the build without the cache (M, one at a time)',
@@ -94,6 +108,33 @@ export const TARGETS: Target[] = [
         shown: `${run.database} ${fixed(run.idle.p99, 0)} ms${run.idle.lost > 0 ? ` (${run.idle.lost} not answered)` : ''}`,
       })),
     max: 1,
+  },
+  {
+    text: 'public /courses and /bookings beside an internal token running its costliest requests: p50 ≤ 1.5 × alone (PostgreSQL)',
+    measure: (results) =>
+      results.internalLoad
+        ? ['/courses', '/bookings'].map((endpoint) => {
+            const ratios = latencyRatios(results.internalLoad!, endpoint, 'p50');
+            return { value: median(ratios), shown: `${endpoint} ${fixed(median(ratios), 2)}× (${range(ratios)})` };
+          })
+        : [],
+    max: 1.5,
+  },
+  {
+    text: 'public /courses and /bookings beside an internal token running its costliest requests: p99 ≤ 2 × alone (PostgreSQL)',
+    measure: (results) =>
+      results.internalLoad
+        ? ['/courses', '/bookings'].map((endpoint) => {
+            const ratios = latencyRatios(results.internalLoad!, endpoint, 'p99');
+            return { value: median(ratios), shown: `${endpoint} ${fixed(median(ratios), 2)}× (${range(ratios)})` };
+          })
+        : [],
+    max: 2,
+  },
+  {
+    text: 'database time per cost point: costliest shape ≤ 10 × the cheapest (PostgreSQL)',
+    measure: (results) => (results.internalLoad ? [{ value: timePerPointSpread(results.internalLoad), shown: `${fixed(timePerPointSpread(results.internalLoad), 1)}×` }] : []),
+    max: 10,
   },
   {
     text: "a newcomer's `npm start` on an empty data directory answers its first 200 within 3 s",

@@ -1,5 +1,6 @@
 import express, { type Express } from 'express';
 import type { IssuedCredentials } from '../src/auth/issued-credentials.ts';
+import type { KeyActivity } from '../src/auth/key-activity.ts';
 import { activeFeedOf } from '../src/calendar/feed-credential.ts';
 import type { ReplicaSet } from '../src/db/replicas.ts';
 import type { Logger } from '../src/logger.ts';
@@ -22,6 +23,8 @@ export interface PublicAppDependencies extends PublicV1Dependencies {
   /** Which API keys and feed tokens are worth a lookup. */
   issued: IssuedCredentials;
   logger: Logger;
+  /** Where each request with a valid key is counted (last use, request log); none in tests that need none. */
+  keyActivity?: Pick<KeyActivity, 'record'>;
   /** Streaming replicas (DATABASE_REPLICA_URL): /readyz reports each one's state. */
   replicas?: Pick<ReplicaSet, 'statuses'> | undefined;
   /** Express's `trust proxy`: false, a hop count, or the trusted proxies' addresses and ranges. */
@@ -51,7 +54,7 @@ export function createPublicApp(deps: PublicAppDependencies): Express {
   app.use(
     dispatch({
       routes: publicRoutes(deps),
-      finish: requestLog(deps.logger, deps.metrics.requestCounts, deps.redactor),
+      finish: requestLog(deps.logger, deps.metrics.requestCounts, deps.redactor, deps.keyActivity ?? null),
       redactor: deps.redactor,
       logger: deps.logger,
       lifecycle: deps.lifecycle,

@@ -62,7 +62,7 @@ const days = z.coerce.number().positive().finite();
 /** The response cache's bound: 64 MiB of answers (README: Configuration; docs/benchmarks.md measures it). */
 export const DEFAULT_RESPONSE_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 
-/** Five queries at the document cost limit (20,000) per minute, or many more small ones. */
+/** One second of database time per minute (a point is 10 µs): five requests at the limit of 20,000, or many more small ones. */
 export const DEFAULT_INTERNAL_COST_PER_MINUTE = 100_000;
 
 /** The OTLP transports the trace exporter speaks (docs/tracing.md). */
@@ -99,6 +99,9 @@ export const configSchema = z
     METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
     // Cost points per minute of an internal token without a budget of its own (docs/internal-graphql.md).
     INTERNAL_COST_PER_MINUTE: positiveInt.max(1_000_000_000).default(DEFAULT_INTERNAL_COST_PER_MINUTE),
+    // Internal GraphQL's own connections and statement timeout, beside the public API's (docs/internal-graphql.md, Bulkhead).
+    INTERNAL_DB_POOL_SIZE: positiveInt.max(100).default(2),
+    INTERNAL_STATEMENT_TIMEOUT_MS: positiveInt.max(600_000).default(1000),
     HEADERS_TIMEOUT_MS: positiveInt.max(600_000).default(10_000),
     REQUEST_TIMEOUT_MS: positiveInt.max(600_000).default(30_000),
     MAX_CONNECTIONS: positiveInt.max(1_000_000).default(1000),
@@ -115,7 +118,14 @@ export const configSchema = z
     FEED_RATE_LIMIT_WINDOW_S: positiveInt.default(60),
     RATE_LIMIT_CLEANUP_INTERVAL_S: positiveInt.max(86_400).default(60),
     KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
-    KEY_LAST_USED_FLUSH_MS: z.coerce.number().int().min(0).default(5000),
+    // A key's last use is written at most once per this many seconds, across instances (a minute; shorter only for tests).
+    KEY_LAST_USED_INTERVAL_S: positiveInt.max(3600).default(60),
+    KEY_REQUEST_LOG: bool.default(true),
+    KEY_REQUEST_LOG_FLUSH_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+    KEY_REQUEST_LOG_RETENTION_DAYS: days.max(366).default(7),
+    KEY_REQUEST_LOG_MAX_ROWS: positiveInt.max(1_000_000).default(10_000),
+    KEY_REQUEST_LOG_ROWS_PER_SECOND: positiveInt.max(10_000).default(100),
+    KEY_USAGE_RETENTION_DAYS: positiveInt.max(3660).default(90),
     RESPONSE_CACHE_MAX_BYTES: z.coerce.number().int().min(0).max(2 ** 40).default(DEFAULT_RESPONSE_CACHE_MAX_BYTES),
     SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
     TRUST_PROXY: trustProxy.default(false),

@@ -6,6 +6,7 @@ const contractErrors = {
   invalid_request: { status: 400, message: 'The request is not valid.' },
   invalid_api_key: { status: 401, message: 'The API key is missing, invalid, revoked or rotated.' },
   missing_scope: { status: 403, message: 'The API key lacks the scope this endpoint requires.' },
+  ip_not_allowed: { status: 403, message: 'The API key may not be used from this client address.' },
   not_found: { status: 404, message: 'No resource exists at this path.' },
   method_not_allowed: { status: 405, message: 'This endpoint accepts only GET and HEAD.' },
   request_timeout: { status: 408, message: 'The request was not received in time.' },
@@ -25,6 +26,7 @@ const internalListenerErrors = {
   PERSONAL_DATA_NOT_GRANTED: { status: 403, message: 'This token has no personal-data grant.' },
   PERSISTED_QUERY_NOT_FOUND: { status: 404, message: 'No document is registered for this token under this id.' },
   RATE_LIMITED: { status: 429, message: "This token's cost budget is spent; retry after the seconds given in Retry-After." },
+  QUERY_TIMEOUT: { status: 503, message: 'A statement of this request ran longer than the statement timeout of internal GraphQL and was cancelled.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 /** The one error catalogue: every error a client can see, REST and GraphQL alike. */
@@ -92,6 +94,13 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   if (UNAVAILABLE_MESSAGES.some((text) => error.message.includes(text))) return true;
   return error.cause !== undefined && error.cause !== error && isDatabaseUnavailable(error.cause);
+}
+
+/** A statement cancelled by its timeout: PostgreSQL's (SQLSTATE 57014 with its message) or the client's own bound. */
+export function isStatementTimeout(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if ((error as { code?: unknown }).code === '57014' && error.message.includes('statement timeout')) return true;
+  return error.message.includes('Query read timeout') || (error.cause !== undefined && error.cause !== error && isStatementTimeout(error.cause));
 }
 
 /** Turns anything thrown into a client-safe error: known ones pass, unknown ones are masked. */

@@ -4,8 +4,9 @@ import { createPublicApp } from '../rest/app.ts';
 import { AnswerCache } from './answer-cache/answer-cache.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { IssuedCredentials } from './auth/issued-credentials.ts';
+import { KeyActivity } from './auth/key-activity.ts';
 import { preparedStatementsSetting, wantsDemo, type Config } from './config.ts';
-import { openDatabase, type Database } from './db/database.ts';
+import { openDatabase, openPoolBeside, type Database, type PoolShare } from './db/database.ts';
 import { copyEmbeddedTemplate, personaliseTemplateCopy, type TemplateInfo } from './db/embedded-template.ts';
 import { migrate } from './db/migrate.ts';
 import { ReplicaSet } from './db/replicas.ts';
@@ -42,6 +43,8 @@ export interface RunningServer {
   readonly publicUrl: string;
   readonly internalUrl: string | null;
   readonly authenticator: Authenticator;
+  /** Keys' last use, request log and daily counts; `flush()` writes what was collected. */
+  readonly keyActivity: KeyActivity;
   /** The schema internal GraphQL serves (schema/internal.graphql holds it printed). */
   readonly schema: GraphQLSchema;
   /** Marks the instance as going away: /readyz answers 503 and connections close after their answer. */
@@ -108,17 +111,40 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       issued,
       guard,
       cacheTtlMs: config.KEY_CACHE_TTL_MS,
-      lastUsedFlushMs: config.KEY_LAST_USED_FLUSH_MS,
       workspace: joinedResource(registry.get('Workspace')),
     });
-    closers.unshift(() => authenticator.close());
+    const redactor = createRedactor([config.INTERNAL_API_TOKEN, config.METRICS_TOKEN]);
+    const keyActivity = new KeyActivity({
+      db,
+      logger,
+      redactor,
+      log: config.KEY_REQUEST_LOG,
+      flushMs: config.KEY_REQUEST_LOG_FLUSH_MS,
+      rowsPerSecond: config.KEY_REQUEST_LOG_ROWS_PER_SECOND,
+      maxRows: config.KEY_REQUEST_LOG_MAX_ROWS,
+      retentionMs: config.KEY_REQUEST_LOG_RETENTION_DAYS * 86_400_000,
+      usageDays: config.KEY_USAGE_RETENTION_DAYS,
+      lastUsedIntervalS: config.KEY_LAST_USED_INTERVAL_S,
+    });
+    closers.unshift(() => keyActivity.close());
+    await keyActivity.start();
 
+    // Internal GraphQL's bulkhead: connections and a statement timeout of its own, on the primary and
+    // on each replica. The embedded database runs one statement at a time whatever the connections:
+    // one connection there keeps internal work to one statement in its queue.
+    const internalShare: PoolShare = {
+      poolSize: db.kind === 'embedded' ? 1 : config.INTERNAL_DB_POOL_SIZE,
+      statementTimeoutMs: config.INTERNAL_STATEMENT_TIMEOUT_MS,
+      applicationName: 'course-booking-api-internal',
+      preparedStatements: preparedStatementsSetting(config),
+    };
     const replicas = config.DATABASE_REPLICA_URL?.length
       ? new ReplicaSet({
           primary: db,
           urls: config.DATABASE_REPLICA_URL,
           maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS,
           open: { poolSize: config.DB_POOL_SIZE, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS, preparedStatements: preparedStatementsSetting(config) },
+          ...(config.INTERNAL_API_TOKEN ? { shares: { internal: internalShare } } : {}),
           onChange: ({ replica, state }, cause) =>
             state === 'ok' ? logger.info({ replica, state }, 'replica takes reads') : logger.warn({ replica, state, err: cause }, 'replica skipped: reads go to the primary'),
         })
@@ -136,6 +162,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       replicas: replicas ? { set: replicas, maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS } : undefined,
     });
     metrics.observeAnswerCache(answerCache);
+    metrics.observeKeyActivity(keyActivity);
     // Resolved even without a worker: the embedded database gets its key on first start, so that
     // `admin` commands and separate workers find it in the data directory.
     const box = await resolveSecretBox(config, { embeddedDataDir: ownsDb && db.kind === 'embedded' });
@@ -175,7 +202,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       answerCache,
       replicas: replicas ?? undefined,
       logger,
-      redactor: createRedactor([config.INTERNAL_API_TOKEN, config.METRICS_TOKEN]),
+      keyActivity,
+      redactor,
       trustProxy: config.TRUST_PROXY,
       openapiYaml: readFileSync(OPENAPI_PATH, 'utf8'),
     });
@@ -187,17 +215,22 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
     let internalUrl: string | null = null;
     if (config.INTERNAL_API_TOKEN) {
+      const internalDb = await openPoolBeside(db, internalShare);
+      closers.unshift(() => internalDb.close());
+      metrics.observeInternalPool(internalDb);
       const internal: InternalApp = await createInternalApp({
         schema: internalSchema(schema),
         registry,
-        db,
-        reads: replicas ? () => replicas.reader()?.db ?? db : undefined,
+        db: internalDb,
+        primary: db,
+        reads: replicas ? () => replicas.reader()?.shares.get('internal') ?? internalDb : undefined,
         token: config.INTERNAL_API_TOKEN,
         logger,
         metrics,
         metricsToken: config.METRICS_TOKEN,
         rateLimiters,
         defaultCostPerMinute: config.INTERNAL_COST_PER_MINUTE,
+        statementTimeoutMs: config.INTERNAL_STATEMENT_TIMEOUT_MS,
       });
       const internalServer = createListener(config, internal.app);
       const internalAddress = await listen(internalServer, config.INTERNAL_PORT, config.INTERNAL_HOST);
@@ -215,6 +248,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       publicUrl: urlOf(publicAddress),
       internalUrl,
       authenticator,
+      keyActivity,
       schema: internalSchema(schema),
       drain() {
         lifecycle.draining = true;

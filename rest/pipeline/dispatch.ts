@@ -42,6 +42,7 @@ export function dispatch(options: DispatchOptions): RequestHandler {
     if (apiError.status >= 500) {
       logger.error({ err: apiError.cause ?? error, requestId: state.requestId, method: state.req.method, ...redactor.url(state.req.originalUrl), code: apiError.code }, 'request failed');
     }
+    state.errorCode = apiError.code;
     sendError(state, apiError);
     finish(state);
   };

@@ -1,3 +1,4 @@
+import type { KeyActivity } from '../../src/auth/key-activity.ts';
 import { infoLines, type Logger, type Redactor } from '../../src/logger.ts';
 import type { RequestCounts } from '../../src/observability/metrics.ts';
 import type { RequestState } from './request-state.ts';
@@ -9,14 +10,16 @@ export type FinishRequest = (state: RequestState) => void;
  * One structured line per request: id, method, the decoded path and query with every secret
  * redacted, the route (or `unmatched`), status, duration, the key id (never the key) and how the
  * answer cache answered (`hit`, `miss`, `shared`, `bypass` or `off`; null where no answer was built
- * or sent); and the request's metrics. Read from the request's state alone.
+ * or sent); the request's metrics; and, for a request with a valid key, its entry in the key's
+ * activity (last use, request log, daily counts), collected in memory and written in batches.
+ * Read from the request's state alone.
  *
  * The line is built from parts serialised in advance: a route's own path (what most requests ask
  * for) and its name once per route, a key's id once per key object; only what differs per
  * request is serialised per request. Nothing in it can hold a secret: the path and query pass
  * the redactor, the request id was checked for one, ids and names are the service's own.
  */
-export function requestLog(logger: Logger, counts: RequestCounts, redactor: Redactor): FinishRequest {
+export function requestLog(logger: Logger, counts: RequestCounts, redactor: Redactor, activity: Pick<KeyActivity, 'record'> | null = null): FinishRequest {
   const write = infoLines(logger, 'request');
   const routeParts = new Map<string, { exactPath: string; route: string }>();
   const partsOf = (route: string) => {
@@ -46,6 +49,7 @@ export function requestLog(logger: Logger, counts: RequestCounts, redactor: Reda
     if (status === 401) counts.authenticationFailures.count += 1;
     else if (status === 429) counts.rateLimitRejections(state.limiter ?? 'key').count += 1;
     if (state.answer !== null && state.cache !== null) counts.cacheAnswers(state.answer, state.cache).count += 1;
+    if (activity !== null && state.apiKey !== null) activity.record(state.apiKey, state, status, durationMs);
     if (write === null) return;
     const parts = partsOf(state.route);
     const url = req.originalUrl;

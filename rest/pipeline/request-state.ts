@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import type { CacheOutcome } from '../../src/answer-cache/answer-cache.ts';
 import type { ActiveApiKey } from '../../src/auth/authenticator.ts';
 import type { ActiveFeed } from '../../src/calendar/feed-token-store.ts';
+import type { ErrorCode } from '../../src/errors.ts';
 
 /** Which limit answered a request 429: the key's own, the client address's failed authentications, or the feed token's. */
 export type LimiterName = 'key' | 'authentication' | 'feed';
@@ -47,6 +48,8 @@ export class RequestState {
   /** What the answer was, and how the answer cache produced it; null where no answer was built or sent. */
   answer: AnswerKind | null = null;
   cache: CacheOutcome | null = null;
+  /** The error the request was answered with; null for a success. */
+  errorCode: ErrorCode | null = null;
   /**
    * The headers of the answer as name, value pairs: those every answer carries, then what the steps
    * add (the rate limit's). The answer writes them with its own in one call.

@@ -11,6 +11,7 @@ import type { RateLimiters } from '../../src/rate-limit/limiters.ts';
 import { listBody, sendBytes } from '../pipeline/answers.ts';
 import type { Step } from '../pipeline/compose.ts';
 import type { Route } from '../pipeline/route-table.ts';
+import { allowedAddress } from '../steps/allowed-address.ts';
 import { authenticate } from '../steps/authenticate.ts';
 import { keyRateLimit } from '../steps/key-rate-limit.ts';
 import { noQueryString } from '../steps/no-query.ts';
@@ -39,13 +40,20 @@ interface KeyAnswers {
 
 /**
  * `/api/public/v1/courses` and `/bookings`: the checks in the order docs/contract-rules.md fixes
- * (`http.checks-order`: method, authentication, the key's rate limit, scope, query string), then
- * the answer: the cached bytes of the workspace's current data version, or the fixed operation's
- * result serialised (and cached). The workspace row primed from the key is used for its id alone,
- * which never changes.
+ * (`http.checks-order`: method, authentication, the key's allow list, the key's rate limit, scope,
+ * query string), then the answer: the cached bytes of the workspace's current data version, or
+ * the fixed operation's result serialised (and cached). The workspace row primed from the key is
+ * used for its id alone, which never changes.
  */
 export function publicV1Routes(deps: PublicV1Dependencies): Route[] {
-  const checks = (scope: 'courses:read' | 'bookings:read'): Step[] => [readOnly, authenticate(deps.authenticator), keyRateLimit(deps.rateLimiters), requireScope(scope), noQueryString(deps.redactor)];
+  const checks = (scope: 'courses:read' | 'bookings:read'): Step[] => [
+    readOnly,
+    authenticate(deps.authenticator),
+    allowedAddress,
+    keyRateLimit(deps.rateLimiters),
+    requireScope(scope),
+    noQueryString(deps.redactor),
+  ];
   const perKey = new WeakMap<ActiveApiKey, KeyAnswers>();
   const answersOf = (apiKey: ActiveApiKey): KeyAnswers => {
     const known = perKey.get(apiKey);

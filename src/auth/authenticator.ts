@@ -4,7 +4,7 @@ import type { JoinedResource } from '../db/sql-builder.ts';
 import { ApiError } from '../errors.ts';
 import { Flights } from '../flights.ts';
 import type { FailureGuard } from '../rate-limit/failure-guard.ts';
-import { findApiKey, recordApiKeyUse, type ActiveApiKey } from './api-key-store.ts';
+import { findApiKey, type ActiveApiKey } from './api-key-store.ts';
 import type { IssuedCredentials } from './issued-credentials.ts';
 import { MAX_API_KEY_LENGTH, isWellFormedApiKey, sha256 } from './secret-format.ts';
 
@@ -20,8 +20,6 @@ export interface AuthenticatorOptions {
    * rotation must reach every instance within 1 s (docs/contract-rules.md, auth.revocation), so this stays below that.
    */
   cacheTtlMs: number;
-  /** How often collected last-used times are written (one statement for all keys). */
-  lastUsedFlushMs?: number;
   /**
    * How the data layer reads a workspace row: a key's workspace is then read with the key and
    * trusted for as long as the key (the same bound of at most 1 s).
@@ -60,10 +58,7 @@ export class Authenticator {
   /** Concurrent requests with one key share its lookup. */
   readonly #lookups = new Flights<string, ActiveApiKey | null>();
   readonly #workspace: JoinedResource | undefined;
-  /** The last use of each key since the last flush, in ms since the epoch. */
-  readonly #uses = new Map<string, number>();
   readonly #db: Database;
-  readonly #timer: NodeJS.Timeout | undefined;
 
   constructor(db: Database, options: AuthenticatorOptions) {
     this.#db = db;
@@ -71,22 +66,19 @@ export class Authenticator {
     this.#guard = options.guard;
     this.#workspace = options.workspace;
     this.#found = options.cacheTtlMs > 0 ? new LRUCache<string, ActiveApiKey>({ max: MAX_CACHED, ttl: options.cacheTtlMs }) : null;
-    const flushMs = options.lastUsedFlushMs ?? 5_000;
-    if (flushMs > 0) {
-      this.#timer = setInterval(() => void this.flush().catch(() => {}), flushMs);
-      this.#timer.unref();
-    }
   }
 
   /**
    * The key an Authorization value named when it was verified in this process within the cache
-   * time, or undefined: then `authenticate` decides. Answered at once, without parsing or hashing.
+   * time and has not expired since, or undefined: then `authenticate` decides. Answered at once,
+   * without parsing or hashing.
    */
   verified(header: string | readonly string[] | undefined): ActiveApiKey | undefined {
     if (typeof header !== 'string') return undefined;
     const key = this.#found?.get(header);
-    if (key) this.#uses.set(key.id, Date.now());
-    return key;
+    if (key === undefined || key.expiresAt === null || key.expiresAt > Date.now()) return key;
+    this.#found!.delete(header);
+    return undefined;
   }
 
   /**
@@ -105,13 +97,13 @@ export class Authenticator {
       const key = (await this.#issued.mayBeActive(candidate, hash)) ? (await this.#lookups.share(hash, () => this.#lookup(hash))).value : null;
       if (key) {
         this.#found?.set(header, key);
-        this.#uses.set(key.id, Date.now());
         return key;
       }
     }
     throw await this.#guard.refuse(typeof address === 'string' ? address : address(), invalidApiKey(header === undefined || header === ''));
   }
 
+  /** An expired key is refused as a revoked one, and like it for good: nothing extends a key's life. */
   async #lookup(hash: string): Promise<ActiveApiKey | null> {
     const found = await findApiKey(this.#db, Buffer.from(hash, 'hex'), this.#workspace);
     if (found === null || found === 'revoked') {
@@ -119,18 +111,5 @@ export class Authenticator {
       return null;
     }
     return found;
-  }
-
-  /** Writes the last-used times collected since the previous flush. */
-  async flush(): Promise<void> {
-    if (this.#uses.size === 0) return;
-    const uses = new Map([...this.#uses].map(([id, at]) => [id, new Date(at)]));
-    this.#uses.clear();
-    await recordApiKeyUse(this.#db, uses);
-  }
-
-  async close(): Promise<void> {
-    if (this.#timer) clearInterval(this.#timer);
-    await this.flush().catch(() => {});
   }
 }

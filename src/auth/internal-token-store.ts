@@ -22,10 +22,13 @@ export function parseDocumentMode(value: string): DocumentMode {
   return mode as DocumentMode;
 }
 
-/** `--cost-per-minute` → a positive whole number of points, or null for `default` (the service's setting). */
-export function parseCostPerMinute(value: string): number | null {
+/**
+ * `--cost-per-minute` → a positive whole number of points, or `default` (the service's setting,
+ * stored as null). Not null itself: commander turns an option parsed to null into an empty string.
+ */
+export function parseCostPerMinute(value: string): number | 'default' {
   const text = value.trim();
-  if (text === 'default') return null;
+  if (text === 'default') return 'default';
   if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > MAX_COST_PER_MINUTE) {
     throw new InputError(`--cost-per-minute must be a whole number from 1 to ${MAX_COST_PER_MINUTE}, or "default"`);
   }

@@ -18,16 +18,17 @@ export function documentHash(body: string): string {
   return createHash('sha256').update(body, 'utf8').digest('hex');
 }
 
-const SHA256_HEX = /^[0-9a-f]{64}$/i;
-
 /**
- * The hash in a document identifier, or null when it is not one this service issues: the GraphQL
- * over HTTP form `sha256:<64 hex>` (`documentId`), or the 64 hex characters alone (Apollo's
- * `extensions.persistedQuery.sha256Hash`, GraphQL Code Generator's manifest keys).
+ * The one rule for a document id (docs/internal-graphql.md, Sending a registered document): the
+ * SHA-256 of the document as 64 lowercase hexadecimal characters, after `sha256:` (GraphQL over
+ * HTTP's prefixed form, which GraphQL Code Generator's manifests and hashes use) or alone (Apollo's
+ * manifests). Anything else names no document: another algorithm, uppercase, another length.
  */
+export const DOCUMENT_ID = /^(?:sha256:)?([0-9a-f]{64})$/;
+
+/** The hash a document id names (see `DOCUMENT_ID`), or null when it is not a document id. */
 export function hashOfDocumentId(id: string): string | null {
-  const hex = id.startsWith('sha256:') ? id.slice('sha256:'.length) : id;
-  return SHA256_HEX.test(hex) ? hex.toLowerCase() : null;
+  return DOCUMENT_ID.exec(id)?.[1] ?? null;
 }
 
 /** The document's operations' names; refuses what is not an executable document with an operation. */

@@ -501,6 +501,7 @@ export interface components {
          *     | 400 | invalid_request |
          *     | 401 | invalid_api_key |
          *     | 403 | missing_scope |
+         *     | 403 | ip_not_allowed |
          *     | 404 | not_found |
          *     | 405 | method_not_allowed |
          *     | 408 | request_timeout |
@@ -512,6 +513,18 @@ export interface components {
             error: {
                 /** @enum {string} */
                 code: "invalid_request" | "invalid_api_key" | "missing_scope" | "not_found" | "method_not_allowed" | "request_timeout" | "rate_limit_exceeded" | "internal_error" | "service_unavailable";
+                /** @description A human-readable explanation, safe to show. */
+                message: string;
+            };
+        };
+        /**
+         * @description The error shape of a `403`: `missing_scope`, or `ip_not_allowed` for a key with an IP allow
+         *     list used from outside it (only keys that have a list ever get it).
+         */
+        ForbiddenError: {
+            error: {
+                /** @enum {string} */
+                code: "missing_scope" | "ip_not_allowed";
                 /** @description A human-readable explanation, safe to show. */
                 message: string;
             };
@@ -623,7 +636,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The key is missing, invalid, too long, revoked or rotated. */
+        /** @description The key is missing, invalid, too long, revoked, rotated or expired (an expired key gets exactly what a revoked one gets). */
         InvalidApiKey: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWWAuthenticateInvalid"];
@@ -641,24 +654,23 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The key is valid but lacks the scope the endpoint requires. */
-        MissingScope: {
+        /**
+         * @description `missing_scope`: the key is valid but lacks the scope the endpoint requires; the answer
+         *     carries `WWW-Authenticate` naming the scope and the `RateLimit` headers (the request
+         *     counted). `ip_not_allowed`: the key has an IP allow list and the client address is outside
+         *     it (only keys created or updated with one get it); the answer carries neither header, the
+         *     request did not count against the key's limit, and the message names neither the list nor
+         *     the key.
+         */
+        Forbidden: {
             headers: {
-                "WWW-Authenticate": components["headers"]["WWWAuthenticateScope"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                RateLimit: components["headers"]["RateLimit"];
+                "WWW-Authenticate": components["headers"]["WWWAuthenticateScopeIfMissing"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicyIfCounted"];
+                RateLimit: components["headers"]["RateLimitIfCounted"];
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": "missing_scope",
-                 *         "message": "This endpoint requires the scope bookings:read."
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ForbiddenError"];
             };
         };
         /** @description Nothing exists at this path (also for unknown, malformed or revoked feed tokens). */
@@ -908,10 +920,20 @@ export interface components {
          */
         WWWAuthenticateInvalid: "Bearer" | "Bearer error=\"invalid_token\"";
         /**
-         * @description Names the scope the endpoint needs (RFC 6750).
+         * @description With `missing_scope` (always), it names the scope the endpoint needs (RFC 6750); absent with `ip_not_allowed`.
          * @example Bearer error="insufficient_scope", scope="courses:read"
          */
-        WWWAuthenticateScope: string;
+        WWWAuthenticateScopeIfMissing: string;
+        /**
+         * @description With `missing_scope` (always); absent with `ip_not_allowed`, which the key's limit does not count.
+         * @example "default";q=120;w=60
+         */
+        RateLimitPolicyIfCounted: string;
+        /**
+         * @description With `missing_scope` (always); absent with `ip_not_allowed`, which the key's limit does not count.
+         * @example "default";r=118;t=60
+         */
+        RateLimitIfCounted: string;
         /**
          * @description The methods the path accepts.
          * @example GET, HEAD
@@ -959,7 +981,7 @@ export interface operations {
             200: components["responses"]["CourseList"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["InvalidApiKey"];
-            403: components["responses"]["MissingScope"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             429: components["responses"]["RateLimitExceeded"];
             500: components["responses"]["InternalError"];
@@ -1026,7 +1048,7 @@ export interface operations {
             200: components["responses"]["CourseListHead"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["InvalidApiKey"];
-            403: components["responses"]["MissingScope"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             429: components["responses"]["RateLimitExceeded"];
             500: components["responses"]["InternalError"];
@@ -1057,7 +1079,7 @@ export interface operations {
             200: components["responses"]["BookingList"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["InvalidApiKey"];
-            403: components["responses"]["MissingScope"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             429: components["responses"]["RateLimitExceeded"];
             500: components["responses"]["InternalError"];
@@ -1124,7 +1146,7 @@ export interface operations {
             200: components["responses"]["BookingListHead"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["InvalidApiKey"];
-            403: components["responses"]["MissingScope"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             429: components["responses"]["RateLimitExceeded"];
             500: components["responses"]["InternalError"];

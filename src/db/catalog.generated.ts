@@ -16,23 +16,110 @@ export const catalog: Catalog = {
     "1763801100000_booking-updated-events",
     "1763801200000_internal-token-governance",
     "1763801400000_catalog-facts",
+    "1763801500000_list-order-indexes",
+    "1763801530000_api-key-activity",
     "1763801600000_internal-token-personal-data"
   ],
   "tables": {
+    "api_key_request_counts": {
+      "columns": [
+        {"name":"api_key_id","type":"text","nullable":false},
+        {"name":"logged","type":"bigint","nullable":false}
+      ],
+      "primaryKey": ["api_key_id"],
+      "foreignKeys": [
+        {"name":"api_key_request_counts_api_key_id_fkey","columns":["api_key_id"],"table":"api_keys","references":["id"]}
+      ],
+      "uniques": [],
+      "checks": [
+        {"name":"api_key_request_counts_logged_check","columns":["logged"],"expression":"(logged >= 0)"}
+      ],
+      "indexes": [
+        {"name":"api_key_request_counts_pkey","columns":["api_key_id"]}
+      ]
+    },
+    "api_key_requests": {
+      "description": "A request made with an API key, as its request log keeps it.",
+      "columns": [
+        {"name":"id","type":"text","nullable":false,"default":"new_id('req'::text)"},
+        {"name":"api_key_id","type":"text","nullable":false},
+        {"name":"slot","type":"integer","nullable":false},
+        {"name":"requested_at","type":"timestamp with time zone","nullable":false,"description":"When the request arrived."},
+        {"name":"method","type":"text","nullable":false,"description":"GET or HEAD."},
+        {"name":"path","type":"text","nullable":false,"description":"The path requested, without its query string."},
+        {"name":"status","type":"integer","nullable":false,"description":"The HTTP status of the answer."},
+        {"name":"error_code","type":"text","nullable":true,"description":"The error.code of the answer; null for a success."},
+        {"name":"duration_ms","type":"double precision","nullable":false,"description":"Milliseconds from the request's arrival to its answer."},
+        {"name":"request_id","type":"text","nullable":false,"description":"The X-Request-Id the answer carried."},
+        {"name":"client_network","type":"text","nullable":true,"description":"The client's address truncated to /24 (IPv4) or /48 (IPv6)."},
+        {"name":"cache","type":"text","nullable":true,"description":"How the response cache answered: hit, miss, shared, bypass or off; null where no answer was built."}
+      ],
+      "primaryKey": ["id"],
+      "foreignKeys": [
+        {"name":"api_key_requests_api_key_id_fkey","columns":["api_key_id"],"table":"api_keys","references":["id"]}
+      ],
+      "uniques": [
+        {"name":"api_key_requests_api_key_id_slot_key","columns":["api_key_id","slot"],"partial":false}
+      ],
+      "checks": [
+        {"name":"api_key_requests_cache_check","columns":["cache"],"expression":"(cache = ANY (ARRAY['hit'::text, 'miss'::text, 'shared'::text, 'bypass'::text, 'off'::text]))"},
+        {"name":"api_key_requests_client_network_check","columns":["client_network"],"expression":"(length(client_network) <= 64)"},
+        {"name":"api_key_requests_duration_ms_check","columns":["duration_ms"],"expression":"(duration_ms >= (0)::double precision)"},
+        {"name":"api_key_requests_error_code_check","columns":["error_code"],"expression":"(length(error_code) <= 64)"},
+        {"name":"api_key_requests_method_check","columns":["method"],"expression":"((length(method) >= 1) AND (length(method) <= 16))"},
+        {"name":"api_key_requests_path_check","columns":["path"],"expression":"(length(path) <= 1024)"},
+        {"name":"api_key_requests_request_id_check","columns":["request_id"],"expression":"((length(request_id) >= 1) AND (length(request_id) <= 128))"},
+        {"name":"api_key_requests_slot_check","columns":["slot"],"expression":"(slot >= 0)"},
+        {"name":"api_key_requests_status_check","columns":["status"],"expression":"((status >= 100) AND (status <= 599))"}
+      ],
+      "indexes": [
+        {"name":"api_key_requests_api_key_id_slot_key","columns":["api_key_id","slot"]},
+        {"name":"api_key_requests_newest","columns":["api_key_id","requested_at","id"]},
+        {"name":"api_key_requests_pkey","columns":["id"]},
+        {"name":"api_key_requests_retention","columns":["requested_at"]}
+      ]
+    },
+    "api_key_usage": {
+      "columns": [
+        {"name":"api_key_id","type":"text","nullable":false},
+        {"name":"day","type":"date","nullable":false},
+        {"name":"status_2xx","type":"bigint","nullable":false,"default":"0"},
+        {"name":"status_3xx","type":"bigint","nullable":false,"default":"0"},
+        {"name":"status_4xx","type":"bigint","nullable":false,"default":"0"},
+        {"name":"status_5xx","type":"bigint","nullable":false,"default":"0"},
+        {"name":"rate_limited","type":"bigint","nullable":false,"default":"0"},
+        {"name":"not_logged","type":"bigint","nullable":false,"default":"0"}
+      ],
+      "primaryKey": ["api_key_id","day"],
+      "foreignKeys": [
+        {"name":"api_key_usage_api_key_id_fkey","columns":["api_key_id"],"table":"api_keys","references":["id"]}
+      ],
+      "uniques": [],
+      "checks": [],
+      "indexes": [
+        {"name":"api_key_usage_day","columns":["day"]},
+        {"name":"api_key_usage_pkey","columns":["api_key_id","day"]}
+      ]
+    },
     "api_keys": {
+      "description": "An API key of the public REST API. Only its hash is stored; neither the key nor its hash is ever served.",
       "columns": [
         {"name":"id","type":"text","nullable":false,"default":"new_id('key'::text)"},
         {"name":"workspace_id","type":"text","nullable":false},
-        {"name":"name","type":"text","nullable":false},
+        {"name":"name","type":"text","nullable":false,"description":"What the workspace calls the key."},
         {"name":"scopes","type":"text[]","nullable":false},
         {"name":"key_hash","type":"bytea","nullable":false},
         {"name":"last4","type":"text","nullable":false},
         {"name":"created_by","type":"text","nullable":false},
         {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
-        {"name":"last_used_at","type":"timestamp with time zone","nullable":true},
-        {"name":"revoked_at","type":"timestamp with time zone","nullable":true},
-        {"name":"replaced_by","type":"text","nullable":true},
-        {"name":"tagged","type":"boolean","nullable":false}
+        {"name":"last_used_at","type":"timestamp with time zone","nullable":true,"description":"When the key was last used, exact to about a minute: written at most once per key and minute, across instances."},
+        {"name":"revoked_at","type":"timestamp with time zone","nullable":true,"description":"When the key was revoked or rotated; null while it is neither."},
+        {"name":"replaced_by","type":"text","nullable":true,"description":"The key that replaced this one when it was rotated."},
+        {"name":"tagged","type":"boolean","nullable":false,"description":"False for a key issued before issuer tags: it works, and rotating it issues a tagged key."},
+        {"name":"expires_at","type":"timestamp with time zone","nullable":true,"description":"When the key stops working, as if revoked; null for a key that does not expire."},
+        {"name":"allowed_ips","type":"cidr[]","nullable":true},
+        {"name":"last_used_network","type":"text","nullable":true,"description":"The network of the client at the last use: its address truncated to /24 (IPv4) or /48 (IPv6)."},
+        {"name":"expiry_warned_at","type":"timestamp with time zone","nullable":true}
       ],
       "primaryKey": ["id"],
       "foreignKeys": [
@@ -44,10 +131,19 @@ export const catalog: Catalog = {
         {"name":"api_keys_key_hash_key","columns":["key_hash"],"partial":false}
       ],
       "checks": [
+        {"name":"api_keys_allowed_ips_check","columns":["allowed_ips"],"expression":"((cardinality(allowed_ips) >= 1) AND (cardinality(allowed_ips) <= 100))"},
+        {"name":"api_keys_expires_after_creation","columns":["expires_at","created_at"],"expression":"(expires_at > created_at)"},
         {"name":"api_keys_key_hash_check","columns":["key_hash"],"expression":"(length(key_hash) = 32)"},
         {"name":"api_keys_last4_check","columns":["last4"],"expression":"(length(last4) = 4)"},
+        {"name":"api_keys_last_used_network_check","columns":["last_used_network"],"expression":"(length(last_used_network) <= 64)"},
         {"name":"api_keys_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)"},
         {"name":"api_keys_scopes_check","columns":["scopes"],"expression":"((cardinality(scopes) > 0) AND (scopes <@ ARRAY['courses:read'::text, 'bookings:read'::text, 'participants:read'::text]) AND ((NOT ('participants:read'::text = ANY (scopes))) OR ('bookings:read'::text = ANY (scopes))))"}
+      ],
+      "indexes": [
+        {"name":"api_keys_expiring","columns":["expires_at"],"where":"((expires_at IS NOT NULL) AND (revoked_at IS NULL))"},
+        {"name":"api_keys_key_hash_key","columns":["key_hash"]},
+        {"name":"api_keys_pkey","columns":["id"]},
+        {"name":"api_keys_workspace","columns":["workspace_id","created_at"]}
       ]
     },
     "bookings": {
@@ -69,6 +165,11 @@ export const catalog: Catalog = {
       "uniques": [],
       "checks": [
         {"name":"bookings_check","columns":["updated_at","created_at"],"expression":"(updated_at >= created_at)","description":"updatedAt is before createdAt"}
+      ],
+      "indexes": [
+        {"name":"bookings_course_run_created","columns":["course_run_id","created_at DESC","id DESC"]},
+        {"name":"bookings_pkey","columns":["id"]},
+        {"name":"bookings_workspace_created","columns":["workspace_id","created_at DESC","id DESC"]}
       ]
     },
     "course_runs": {
@@ -90,7 +191,15 @@ export const catalog: Catalog = {
       "uniques": [
         {"name":"course_runs_workspace_id_id_key","columns":["workspace_id","id"],"partial":false}
       ],
-      "checks": []
+      "checks": [],
+      "indexes": [
+        {"name":"course_runs_listed","columns":["workspace_id","listed_from","id"],"where":"(listed_from IS NOT NULL)"},
+        {"name":"course_runs_pkey","columns":["id"]},
+        {"name":"course_runs_template_created","columns":["template_id","created_at","id"]},
+        {"name":"course_runs_workspace_created","columns":["workspace_id","created_at","id"]},
+        {"name":"course_runs_workspace_id_id_key","columns":["workspace_id","id"]},
+        {"name":"course_runs_workspace_status","columns":["workspace_id","status","id"]}
+      ]
     },
     "course_templates": {
       "description": "What a course is about; runs of it are scheduled.",
@@ -112,6 +221,11 @@ export const catalog: Catalog = {
       ],
       "checks": [
         {"name":"course_templates_title_check","columns":["title"],"expression":"(length(btrim(title)) > 0)","description":"must not be empty"}
+      ],
+      "indexes": [
+        {"name":"course_templates_pkey","columns":["id"]},
+        {"name":"course_templates_workspace_id_id_key","columns":["workspace_id","id"]},
+        {"name":"course_templates_workspace_title","columns":["workspace_id","title","id"]}
       ]
     },
     "credential_issuer_key": {
@@ -126,6 +240,9 @@ export const catalog: Catalog = {
       "checks": [
         {"name":"credential_issuer_key_id_check","columns":["id"],"expression":"(id = 1)"},
         {"name":"credential_issuer_key_key_check","columns":["key"],"expression":"(length(key) = 32)"}
+      ],
+      "indexes": [
+        {"name":"credential_issuer_key_pkey","columns":["id"]}
       ]
     },
     "data_versions": {
@@ -140,6 +257,9 @@ export const catalog: Catalog = {
       "checks": [
         {"name":"data_versions_slot_check","columns":["slot"],"expression":"((slot >= 0) AND (slot <= 15))"},
         {"name":"data_versions_version_check","columns":["version"],"expression":"(version > 0)"}
+      ],
+      "indexes": [
+        {"name":"data_versions_pkey","columns":["workspace_id","slot"]}
       ]
     },
     "feed_tokens": {
@@ -166,6 +286,11 @@ export const catalog: Catalog = {
         {"name":"feed_tokens_last4_check","columns":["last4"],"expression":"(length(last4) = 4)"},
         {"name":"feed_tokens_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)"},
         {"name":"feed_tokens_token_hash_check","columns":["token_hash"],"expression":"(length(token_hash) = 32)"}
+      ],
+      "indexes": [
+        {"name":"feed_tokens_pkey","columns":["id"]},
+        {"name":"feed_tokens_token_hash_key","columns":["token_hash"]},
+        {"name":"feed_tokens_workspace","columns":["workspace_id","created_at"]}
       ]
     },
     "internal_token_documents": {
@@ -184,6 +309,9 @@ export const catalog: Catalog = {
       "checks": [
         {"name":"internal_token_documents_body_check","columns":["body"],"expression":"((length(body) >= 1) AND (length(body) <= 102400))"},
         {"name":"internal_token_documents_hash_check","columns":["hash"],"expression":"(hash ~ '^[0-9a-f]{64}$'::text)"}
+      ],
+      "indexes": [
+        {"name":"internal_token_documents_pkey","columns":["token_id","hash"]}
       ]
     },
     "internal_tokens": {
@@ -212,6 +340,11 @@ export const catalog: Catalog = {
         {"name":"internal_tokens_name_check","columns":["name"],"expression":"((length(btrim(name)) > 0) AND (length(name) <= 100))"},
         {"name":"internal_tokens_token_hash_check","columns":["token_hash"],"expression":"(length(token_hash) = 32)"},
         {"name":"internal_tokens_workspaces_check","columns":["workspaces"],"expression":"((workspaces IS NULL) OR (cardinality(workspaces) > 0))"}
+      ],
+      "indexes": [
+        {"name":"internal_tokens_active_name","columns":["name"],"where":"(revoked_at IS NULL)"},
+        {"name":"internal_tokens_pkey","columns":["id"]},
+        {"name":"internal_tokens_token_hash_key","columns":["token_hash"]}
       ]
     },
     "members": {
@@ -233,6 +366,10 @@ export const catalog: Catalog = {
       "checks": [
         {"name":"members_email_check","columns":["email"],"expression":"(email ~ '^[^@\\s]+@[^@\\s]+$'::text)","description":"is not an e-mail address"},
         {"name":"members_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)","description":"must not be empty"}
+      ],
+      "indexes": [
+        {"name":"members_pkey","columns":["id"]},
+        {"name":"members_workspace_email","columns":null}
       ]
     },
     "participants": {
@@ -250,6 +387,9 @@ export const catalog: Catalog = {
       "checks": [
         {"name":"participants_email_check","columns":["email"],"expression":"(email ~ '^[^@\\s]+@[^@\\s]+$'::text)","description":"is not an e-mail address"},
         {"name":"participants_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)","description":"must not be empty"}
+      ],
+      "indexes": [
+        {"name":"participants_pkey","columns":["booking_id"]}
       ]
     },
     "rate_limits": {
@@ -261,7 +401,10 @@ export const catalog: Catalog = {
       "primaryKey": ["key"],
       "foreignKeys": [],
       "uniques": [],
-      "checks": []
+      "checks": [],
+      "indexes": [
+        {"name":"rate_limits_pkey","columns":["key"]}
+      ]
     },
     "sessions": {
       "description": "One meeting of a course run.",
@@ -287,6 +430,12 @@ export const catalog: Catalog = {
       "checks": [
         {"name":"sessions_duration_minutes_check","columns":["duration_minutes"],"expression":"(duration_minutes > 0)","description":"must be positive"},
         {"name":"sessions_time_zone_check","columns":["time_zone"],"expression":"is_iana_time_zone(time_zone)","description":"is not a known IANA time zone"}
+      ],
+      "indexes": [
+        {"name":"sessions_pkey","columns":["id"]},
+        {"name":"sessions_run_scheduled_start","columns":["course_run_id","starts_at","id"],"where":"(status = 'scheduled'::session_status)"},
+        {"name":"sessions_run_start","columns":["course_run_id","starts_at","id"]},
+        {"name":"sessions_workspace_start","columns":["workspace_id","starts_at","id"]}
       ]
     },
     "webhook_attempts": {
@@ -312,6 +461,10 @@ export const catalog: Catalog = {
         {"name":"webhook_attempts_duration_ms_check","columns":["duration_ms"],"expression":"(duration_ms >= 0)"},
         {"name":"webhook_attempts_number_check","columns":["number"],"expression":"((number >= 1) AND (number <= 8))"},
         {"name":"webhook_attempts_series_check","columns":["series"],"expression":"(series >= 1)"}
+      ],
+      "indexes": [
+        {"name":"webhook_attempts_delivery","columns":["delivery_id","started_at"]},
+        {"name":"webhook_attempts_pkey","columns":["id"]}
       ]
     },
     "webhook_deliveries": {
@@ -341,6 +494,13 @@ export const catalog: Catalog = {
       "checks": [
         {"name":"webhook_deliveries_attempts_check","columns":["attempts"],"expression":"((attempts >= 0) AND (attempts <= 8))"},
         {"name":"webhook_deliveries_series_check","columns":["series"],"expression":"(series >= 1)"}
+      ],
+      "indexes": [
+        {"name":"webhook_deliveries_body_retention","columns":["finished_at"],"where":"(body IS NOT NULL)"},
+        {"name":"webhook_deliveries_endpoint","columns":["endpoint_id","created_at"]},
+        {"name":"webhook_deliveries_endpoint_state","columns":["endpoint_id","state"]},
+        {"name":"webhook_deliveries_event_id_endpoint_id_key","columns":["event_id","endpoint_id"]},
+        {"name":"webhook_deliveries_pkey","columns":["id"]}
       ]
     },
     "webhook_endpoints": {
@@ -372,6 +532,10 @@ export const catalog: Catalog = {
         {"name":"webhook_endpoints_previous_secret_ciphertext_check","columns":["previous_secret_ciphertext"],"expression":"(length(previous_secret_ciphertext) > 28)"},
         {"name":"webhook_endpoints_secret_ciphertext_check","columns":["secret_ciphertext"],"expression":"(length(secret_ciphertext) > 28)"},
         {"name":"webhook_endpoints_url_check","columns":["url"],"expression":"((url ~~ 'https://%'::text) AND (length(url) <= 2048))"}
+      ],
+      "indexes": [
+        {"name":"webhook_endpoints_pkey","columns":["id"]},
+        {"name":"webhook_endpoints_workspace_active","columns":["workspace_id"],"where":"(removed_at IS NULL)"}
       ]
     },
     "webhook_events": {
@@ -402,6 +566,12 @@ export const catalog: Catalog = {
       "checks": [
         {"name":"webhook_events_test_has_no_booking","columns":["booking_id","test"],"expression":"((booking_id IS NULL) = test)"},
         {"name":"webhook_events_type_check","columns":["type"],"expression":"(type = ANY (ARRAY['booking.created'::text, 'booking.updated'::text]))"}
+      ],
+      "indexes": [
+        {"name":"webhook_events_booking_transaction","columns":["booking_id","transaction_id"]},
+        {"name":"webhook_events_closing","columns":["transaction_id"],"where":"closing"},
+        {"name":"webhook_events_participant_kept","columns":["created_at"],"where":"(with_participant AND (participant_erased_at IS NULL))"},
+        {"name":"webhook_events_pkey","columns":["id"]}
       ]
     },
     "workspaces": {
@@ -416,6 +586,9 @@ export const catalog: Catalog = {
       "uniques": [],
       "checks": [
         {"name":"workspaces_name_check","columns":["name"],"expression":"(length(btrim(name)) > 0)","description":"must not be empty"}
+      ],
+      "indexes": [
+        {"name":"workspaces_pkey","columns":["id"]}
       ]
     }
   },

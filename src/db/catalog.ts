@@ -22,6 +22,11 @@ export interface CatalogTable {
   /** Unique constraints and unique indexes: on columns (`columns`) or on expressions (`columns: null`). */
   uniques: CatalogUnique[];
   checks: CatalogCheck[];
+  /**
+   * Every index of the table, the primary key's and the unique ones' included: what the cost of a
+   * list is judged by (a filter or an order an index serves reads its rows, not the table).
+   */
+  indexes: CatalogIndex[];
 }
 
 export interface CatalogColumn {
@@ -51,6 +56,14 @@ export interface CatalogUnique {
   /** A partial index: unique only among the rows of its predicate. */
   partial: boolean;
   description?: string;
+}
+
+export interface CatalogIndex {
+  name: string;
+  /** Its key columns in order, each with `DESC` when descending; null for an index on expressions. */
+  columns: string[] | null;
+  /** A partial index's predicate, as `pg_get_expr` writes it. */
+  where?: string;
 }
 
 export interface CatalogCheck {
@@ -114,6 +127,20 @@ const UNIQUE_INDEXES = `
      AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = x.indexrelid)
    ORDER BY c.relname, i.relname`;
 
+/** Every index, key columns in order (`DESC` written after a descending one). */
+const INDEXES = `
+  SELECT c.relname AS table, i.relname AS name,
+         CASE WHEN 0 = ANY(x.indkey::int2[]) THEN NULL
+              ELSE ARRAY(SELECT a.attname::text || CASE WHEN x.indoption[u.o - 1] & 1 = 1 THEN ' DESC' ELSE '' END
+                           FROM unnest(x.indkey::int2[]) WITH ORDINALITY AS u(n, o) JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = u.n
+                          WHERE u.o <= x.indnkeyatts ORDER BY u.o) END AS columns,
+         pg_get_expr(x.indpred, x.indrelid) AS predicate
+    FROM pg_index x
+    JOIN pg_class i ON i.oid = x.indexrelid
+    JOIN pg_class c ON c.oid = x.indrelid
+   WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relname = ANY($1)
+   ORDER BY c.relname, i.relname`;
+
 const ENUMS = `
   SELECT t.typname AS name, ARRAY(SELECT e.enumlabel::text FROM pg_enum e WHERE e.enumtypid = t.oid ORDER BY e.enumsortorder) AS values,
          obj_description(t.oid, 'pg_type') AS description
@@ -128,7 +155,7 @@ export async function readCatalog(db: Queryable): Promise<Catalog> {
   const migrations = await db.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name');
   const tables: Record<string, CatalogTable> = {};
   for (const row of (await db.query<{ table: string; description: string | null }>(TABLES, [TOOL_TABLES])).rows) {
-    tables[row.table] = described({ columns: [], primaryKey: [], foreignKeys: [], uniques: [], checks: [] }, row.description);
+    tables[row.table] = described({ columns: [], primaryKey: [], foreignKeys: [], uniques: [], checks: [], indexes: [] }, row.description);
   }
   type ColumnRow = { table: string; name: string; type: string; enum: string | null; nullable: boolean; default: string | null; description: string | null };
   for (const row of (await db.query<ColumnRow>(COLUMNS, [TOOL_TABLES])).rows) {
@@ -157,6 +184,9 @@ export async function readCatalog(db: Queryable): Promise<Catalog> {
     tables[row.table]!.uniques.push(described({ name: row.name, columns: row.columns, partial: row.partial }, row.description));
   }
   for (const table of Object.values(tables)) table.uniques.sort((a, b) => (a.name < b.name ? -1 : 1));
+  for (const row of (await db.query<{ table: string; name: string; columns: string[] | null; predicate: string | null }>(INDEXES, [TOOL_TABLES])).rows) {
+    tables[row.table]!.indexes.push({ name: row.name, columns: row.columns, ...(row.predicate !== null ? { where: row.predicate } : {}) });
+  }
   const enums: Record<string, CatalogEnum> = {};
   for (const row of (await db.query<{ name: string; values: string[]; description: string | null }>(ENUMS)).rows) {
     enums[row.name] = described({ values: row.values }, row.description);
@@ -176,7 +206,7 @@ export function catalogModule(catalog: Catalog): string {
       ...(table.description ? [`      "description": ${json(table.description)}`] : []),
       `      "columns": ${list(table.columns, '      ')}`,
       `      "primaryKey": ${json(table.primaryKey)}`,
-      ...(['foreignKeys', 'uniques', 'checks'] as const).map((key) => `      ${json(key)}: ${list(table[key], '      ')}`),
+      ...(['foreignKeys', 'uniques', 'checks', 'indexes'] as const).map((key) => `      ${json(key)}: ${list(table[key], '      ')}`),
     ];
     return `    ${json(name)}: {\n${lines.join(',\n')}\n    }`;
   });
@@ -240,6 +270,12 @@ export function catalogDifferences(expected: Catalog, actual: Catalog, options: 
     for (const key of keysB) if (!keysA.includes(key)) lines.push(`table ${name}: key ${key} not expected`);
     if (!options.structure && JSON.stringify([a.description, a.uniques, a.checks, a.foreignKeys]) !== JSON.stringify([b.description, b.uniques, b.checks, b.foreignKeys])) {
       lines.push(`table ${name}: its description, unique keys or rules differ`);
+    }
+    if (!options.structure) {
+      const indexes = (table: CatalogTable) => (table.indexes ?? []).map((index) => `${index.name} (${index.columns?.join(', ') ?? 'expressions'})${index.where ? ` WHERE ${index.where}` : ''}`);
+      const [indexesA, indexesB] = [indexes(a), indexes(b)];
+      for (const index of indexesA) if (!indexesB.includes(index)) lines.push(`table ${name}: index ${index} missing`);
+      for (const index of indexesB) if (!indexesA.includes(index)) lines.push(`table ${name}: index ${index} not expected`);
     }
   }
   const enumNames = new Set([...Object.keys(expected.enums), ...Object.keys(actual.enums)]);

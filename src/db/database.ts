@@ -7,103 +7,32 @@ import { ensurePrivateDirectory, removeGroupAndOtherAccess } from './private-fil
 import { poolTraits, type PoolTraits } from './server-probe.ts';
 import { StatementNames } from './statement-names.ts';
 import { clientBoundMs, onClient, unitOfWork } from './client-bound.ts';
+import type { Database, DatabaseKind, DatabaseOptions, PoolShare, Queryable, QueryListener } from './database-types.ts';
+
+export type { Database, DatabaseKind, DatabaseOptions, PoolShare, Queryable, QueryListener, StatementMeter } from './database-types.ts';
 
 // timestamptz and timestamp arrive as Date; int8 counts as numbers (they stay far below 2^53).
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
 
-export type DatabaseKind = 'embedded' | 'postgres';
-
-export interface QueryListener {
-  (text: string): void;
-}
+const DEFAULT_POOL_SIZE = 10;
 
 /**
- * What every statement-running handle offers: the pool, one checked-out connection
- * (`withConnection`) and a transaction. Stores take this, so they run the same inside and outside
- * a transaction.
+ * Another pool on the database `db` reads, with connections, a statement timeout and an
+ * application name of its own: a bulkhead, so that work sent through it cannot take the
+ * connections of `db`'s pool. On the embedded database it is another set of connections to the
+ * same PGlite, which runs one statement at a time for all of them.
  */
-export interface Queryable {
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: readonly unknown[]): Promise<pg.QueryResult<R>>;
-  /**
-   * `query` with each row as an array of its column values, in the statement's column order. On
-   * PostgreSQL the statement is prepared once per connection and executed by name after that.
-   */
-  queryArrays(text: string, values: readonly unknown[]): Promise<unknown[][]>;
+export async function openPoolBeside(db: Database, share: PoolShare): Promise<Database> {
+  // Statements on either pool reach the same observers (`onQuery`): they run on the same database.
+  const listeners = listenersOf.get(db);
+  if (db.kind === 'embedded') return wrapPool('embedded', db.connectionString, share, async () => {}, EMBEDDED, listeners);
+  // Probed without the timeout check: through a pooler the role's timeout (checked for `db`) applies on the server.
+  const traits = await poolTraits(db.connectionString, { preparedStatements: share.preparedStatements });
+  return wrapPool('postgres', db.connectionString, share, async () => {}, traits, listeners);
 }
 
-export interface Database extends Queryable {
-  readonly kind: DatabaseKind;
-  /** A connection string other pg clients can use (through the same pooler, if any). */
-  readonly connectionString: string;
-  /**
-   * Where session work goes: migrations (an advisory lock) and the job queue (LISTEN, advisory
-   * locks), which a pooler in transaction mode cannot carry. `DATABASE_DIRECT_URL`, else the same.
-   */
-  readonly directConnectionString: string;
-  /** Whether `queryArrays` and `queryConfig` prepare their statements by name. */
-  readonly namedStatements: boolean;
-  /** Whether a pooler answers at `connectionString` instead of PostgreSQL itself (`probeServer`). */
-  readonly pooler: boolean;
-  readonly pool: pg.Pool;
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
-    text: string,
-    values?: readonly unknown[],
-  ): Promise<pg.QueryResult<R>>;
-  /**
-   * A statement in pg's configuration form, for libraries that name their prepared statements
-   * (the rate-limit store); observed like every other statement. On the embedded database it
-   * goes unnamed: every connection shares one PGlite session, where names would collide.
-   */
-  queryConfig<R extends pg.QueryResultRow = pg.QueryResultRow>(config: { name?: string; text: string; values?: readonly unknown[] }): Promise<pg.QueryResult<R>>;
-  /**
-   * Runs `work` with every statement on one pooled connection, taken once: a request then waits
-   * for a connection once, not before each of its statements, and holds no half-done work while
-   * other requests take turns (not a transaction).
-   */
-  withConnection<T>(work: (connection: Queryable) => Promise<T>): Promise<T>;
-  /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
-  /** Observes every statement sent through `query`; returns the unsubscribe function. */
-  onQuery(listener: QueryListener): () => void;
-  /**
-   * The embedded database this process opened, as a PGlite data directory dump that
-   * `initialData` starts another one from; absent on PostgreSQL and on another process's socket.
-   */
-  dumpData?: () => Promise<Blob>;
-  close(): Promise<void>;
-}
-
-export interface DatabaseOptions {
-  /** A PostgreSQL connection string; without it an embedded PostgreSQL (PGlite) is used. */
-  url?: string | undefined;
-  /** PostgreSQL without a pooler in between, for session work; `url` when absent. */
-  directUrl?: string | undefined;
-  /**
-   * Named prepared statements: `auto` uses them when the connection reaches PostgreSQL itself and
-   * not a pooler (`probeServer`); never on the embedded database.
-   */
-  preparedStatements?: boolean | 'auto' | undefined;
-  /** Where the embedded database keeps its files; `memory://` keeps it in memory. */
-  dataDir?: string | undefined;
-  /** Let other processes reach this process's embedded database through its socket. */
-  shareEmbedded?: boolean | undefined;
-  /**
-   * A new embedded database starts as this PGlite data directory dump (`dumpDataDir`) instead of
-   * an empty cluster: loading one is several times faster than PostgreSQL's initdb.
-   */
-  initialData?: Blob | undefined;
-  poolSize?: number | undefined;
-  /**
-   * Upper bound for one statement, so that a stuck database never hangs a request: on the server
-   * (`statement_timeout`) and, a little later, on the client, where it bounds the wait for a
-   * connection and the statements on it together (`clientBoundMs`).
-   */
-  statementTimeoutMs?: number | undefined;
-  connectionTimeoutMs?: number | undefined;
-  applicationName?: string | undefined;
-}
-
-const DEFAULT_POOL_SIZE = 10;
+/** The observers of each pool's statements, which a pool beside it shares. */
+const listenersOf = new WeakMap<Database, Set<QueryListener>>();
 
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
@@ -161,6 +90,7 @@ async function wrapPool(
   options: DatabaseOptions,
   closeBackend: () => Promise<void>,
   traits: PoolTraits,
+  listeners = new Set<QueryListener>(),
 ): Promise<Database> {
   // On PostgreSQL each unit of work (a connection's wait and its statements, or one statement on
   // the pool) is bounded on the client too: the server-side timeout cannot fire when nothing
@@ -178,7 +108,6 @@ async function wrapPool(
   // the pool drops it and the next checkout connects again.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  const listeners = new Set<QueryListener>();
   let closed = false;
   let names = traits.namedStatements ? new StatementNames() : null;
   // Unknown while the server could not be reached: no warning about a pooler that may not be there.
@@ -254,6 +183,21 @@ async function wrapPool(
     withConnection(work) {
       return onConnection((connection) => work(connection));
     },
+    metered(meter) {
+      const timed = async <T>(statement: () => Promise<T>): Promise<T> => {
+        const started = performance.now();
+        try {
+          return await statement();
+        } finally {
+          meter.statements += 1;
+          meter.ms += performance.now() - started;
+        }
+      };
+      return {
+        query: (text, values) => onConnection((connection) => timed(() => connection.query(text, values))),
+        queryArrays: (text, values) => onConnection((connection) => timed(() => connection.queryArrays(text, values))),
+      };
+    },
     async transaction(work) {
       const client = await pool.connect();
       const tx = clientQueryable(client, null);
@@ -280,5 +224,6 @@ async function wrapPool(
       await closeBackend();
     },
   };
+  listenersOf.set(database, listeners);
   return database;
 }

@@ -23,4 +23,14 @@ export const overlay: Overlay = {
   bookings: { order: ['-created_at'] },
   // Reached only through its booking, whose workspace it shares.
   participants: { workspace: { through: 'booking_id' }, personalData: true, root: false },
+  // Written by the service alone (key create, the request log), never by the fixture import. No
+  // key material is served: not the hash, not the last 4 characters; nor the allow list.
+  api_keys: {
+    fixture: false,
+    hide: ['key_hash', 'last4', 'scopes', 'allowed_ips', 'created_by', 'expiry_warned_at'],
+    order: ['created_at'],
+    relations: { apiKey: 'replacement', apiKeys: false, apiKeyRequests: 'requests' },
+  },
+  // A key's request log, newest first (docs/authentication-and-scopes.md).
+  api_key_requests: { fixture: false, workspace: { through: 'api_key_id' }, hide: ['slot'], order: ['-requested_at'], root: false },
 };

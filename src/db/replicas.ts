@@ -1,4 +1,4 @@
-import { openDatabase, type Database, type DatabaseOptions } from './database.ts';
+import { openDatabase, openPoolBeside, type Database, type DatabaseOptions, type PoolShare } from './database.ts';
 
 /** What `/readyz` and the log say of one replica. */
 export type ReplicaState = 'ok' | 'lagging' | 'down';
@@ -16,6 +16,8 @@ export interface ReplicaSetOptions {
   maxLagMs: number;
   /** How a replica's pool is opened (pool size, timeout, prepared statements). */
   open: Omit<DatabaseOptions, 'url' | 'directUrl'>;
+  /** Pools of their own beside each replica's, by name (internal GraphQL's bulkhead): `reader().shares`. */
+  shares?: Readonly<Record<string, PoolShare>>;
   /** `cause`: why a replica is `down` (the failed query's error, or that it left recovery). */
   onChange?: (status: ReplicaStatus, cause?: unknown) => void;
 }
@@ -30,6 +32,7 @@ interface Replica {
   readonly index: number;
   readonly url: string;
   db: Database | null;
+  shares: Map<string, Database>;
   /** Every change the primary committed before this time is replayed on the replica. */
   verifiedAt: number;
   state: ReplicaState;
@@ -81,7 +84,7 @@ export class ReplicaSet {
 
   constructor(options: ReplicaSetOptions) {
     this.#options = options;
-    this.#replicas = options.urls.map((url, i) => ({ index: i + 1, url, db: null, verifiedAt: 0, state: 'down' }));
+    this.#replicas = options.urls.map((url, i) => ({ index: i + 1, url, db: null, shares: new Map(), verifiedAt: 0, state: 'down' }));
   }
 
   get intervalMs(): number {
@@ -106,7 +109,7 @@ export class ReplicaSet {
    * workspace) the same one while it keeps up, so that each workspace's cached answers gather on
    * one server; round robin otherwise.
    */
-  reader(affinity?: string): { db: Database; replica: number; failed(cause: unknown): void } | null {
+  reader(affinity?: string): { db: Database; shares: ReadonlyMap<string, Database>; replica: number; failed(cause: unknown): void } | null {
     const now = Date.now();
     const count = this.#replicas.length;
     const first = affinity === undefined ? this.#next : hashOf(affinity) % count;
@@ -114,7 +117,7 @@ export class ReplicaSet {
       const replica = this.#replicas[(first + tried) % count]!;
       if (replica.db && this.#stateAt(replica, now) === 'ok') {
         if (affinity === undefined) this.#next = (first + tried + 1) % count;
-        return { db: replica.db, replica: replica.index, failed: (cause) => this.#mark(replica, 'down', cause) };
+        return { db: replica.db, shares: replica.shares, replica: replica.index, failed: (cause) => this.#mark(replica, 'down', cause) };
       }
     }
     return null;
@@ -159,6 +162,9 @@ export class ReplicaSet {
     if (this.#closed) return;
     try {
       replica.db ??= await openDatabase({ ...this.#options.open, url: replica.url });
+      for (const [name, share] of Object.entries(this.#options.shares ?? {})) {
+        if (!replica.shares.has(name)) replica.shares.set(name, await openPoolBeside(replica.db, share));
+      }
       if (this.#closed) return;
       const row = (await replica.db.query<{ standby: boolean; lsn: string | null }>(REPLAYED_POSITION)).rows[0]!;
       // A server out of recovery (promoted, or not a standby at all) no longer follows the primary.
@@ -188,6 +194,6 @@ export class ReplicaSet {
     if (this.#timer) clearInterval(this.#timer);
     await this.#checking?.catch(() => {});
     while (this.#inFlight.size > 0) await new Promise((resolve) => setTimeout(resolve, 10));
-    await Promise.all(this.#replicas.map((replica) => replica.db?.close()));
+    await Promise.all(this.#replicas.flatMap((replica) => [replica.db?.close(), ...[...replica.shares.values()].map((share) => share.close())]));
   }
 }

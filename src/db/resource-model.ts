@@ -1,4 +1,5 @@
 import type { Catalog, CatalogColumn, CatalogTable } from './catalog.ts';
+import { indexesOf } from './list-scans.ts';
 import { links, type Link } from './links.ts';
 import { camelCase, lowerFirst, nearest, pascalCase, typeName } from './naming.ts';
 import { checkPersonalColumns, markPersonalColumns } from './personal-columns.ts';
@@ -10,6 +11,8 @@ export interface TableOverlay {
   type?: string;
   /** `false`: not served on internal GraphQL; the fixture import still writes it. */
   graphql?: false;
+  /** `false`: never written by the fixture import (rows only the service writes); still served. */
+  fixture?: false;
   /** Columns not served. */
   hide?: string[];
   /** Column → field name, for a field not named after its column in camelCase. */
@@ -254,6 +257,8 @@ function resourceOf(model: TableModel, tables: ReadonlyMap<string, TableModel>, 
   if (entry.root !== false && definition.workspaceField !== undefined) {
     definition.roots = { [entry.root ?? lowerFirst(model.type)]: { argument: model.key } };
   }
+  const indexes = indexesOf(model);
+  if (indexes.length > 0) definition.indexes = indexes;
   const relations: Record<string, RelationDefinition> = {};
   for (const [name, link] of model.relations) {
     const target = tables.get(link.table)!;

@@ -72,6 +72,18 @@ export interface RelationDefinition {
   deprecated?: string;
 }
 
+/**
+ * An index of a resource's table, as the cost of a list is judged by it: a list whose parent
+ * column and order lead an index reads a page's rows only (docs/internal-graphql.md, Cost budgets).
+ */
+export interface IndexDefinition {
+  name: string;
+  /** Its key columns, as fields, in order. */
+  terms: Array<{ field: string; direction: 'asc' | 'desc' }>;
+  /** A partial index whose predicate is this field being set; other partial indexes are not listed. */
+  whereSet?: string;
+}
+
 export interface ResourceDefinition {
   /** The GraphQL object type this resource resolves. */
   name: string;
@@ -103,6 +115,8 @@ export interface ResourceDefinition {
   roots?: Record<string, RootDefinition>;
   /** A page of a connection of these rows holds at most this many (100 when absent). */
   maxPage?: number;
+  /** The indexes of its table whose columns are all served (the catalog's). */
+  indexes?: IndexDefinition[];
   description?: string;
 }
 

@@ -1,14 +1,16 @@
 import type { ApolloServerPlugin, GraphQLRequestContext } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { GraphQLError, getNamedType, isLeafType, isListType, isNonNullType, type GraphQLFormattedError, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
+import { GraphQLError, getNamedType, getVariableValues, isLeafType, isListType, isNonNullType, type GraphQLFormattedError, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
 import type { ResourceRegistry } from '../db/resource-registry.ts';
 import { connectionOrder } from '../db/sql-builder.ts';
+import type { TableSizes } from '../db/table-statistics.ts';
 import { isApiError, isDatabaseUnavailable } from '../errors.ts';
 import { MAX_PAGE_SIZE, parseConnectionArguments } from '../loaders/connection-arguments.ts';
 import { connectionList } from '../loaders/loaders.ts';
 import { listIndexOf, type ListIndex } from './connections.ts';
 import { introspectionListLengths } from './introspection-size.ts';
+import { POINT_MS, estimateWork, type WorkEstimate } from './work-estimate.ts';
 
 function isList(type: GraphQLOutputType): boolean {
   return isListType(isNonNullType(type) ? type.ofType : type);
@@ -30,7 +32,7 @@ function holdsNul(value: unknown): boolean {
 }
 
 /**
- * Cost = fields fetched, where every list counts as the rows it can return times the cost of one
+ * Size = fields fetched, where every list counts as the rows it can return times the cost of one
  * of them: a connection its page size (`first` or `last`, at most 100, 100 when neither is given),
  * a connection's `edges` are that page; an introspection list its average length in the served
  * schema (`introspectionListLengths`). A list without a page size (a whole list, which only the
@@ -68,18 +70,26 @@ function listCostEstimator(index: ListIndex, introspection: ReadonlyMap<string, 
 
 export interface CostLimitOptions {
   registry: ResourceRegistry;
+  /** The largest size: fields times the rows of the lists that hold them (`listCostEstimator`). */
+  maxSize: number;
+  /** The largest work estimate, in points (`estimateWork`). */
   maxCost: number;
+  /** The table sizes the work estimate reads. */
+  sizes: TableSizes;
   /**
-   * Called with the estimate of every request within the limit, before anything runs; what it
-   * throws is the request's answer (a budget that does not cover the estimate).
+   * Called with the work estimate of every request within the limits, before anything runs; what
+   * it throws is the request's answer (a budget that does not cover the estimate).
    */
-  spend?: (cost: number, request: GraphQLRequestContext<object>) => Promise<void>;
+  spend?: (estimate: WorkEstimate, request: GraphQLRequestContext<object>) => Promise<void>;
 }
 
 /**
  * Refuses, before anything runs and with a clear GraphQL error: bad connection arguments, lists
- * without a page size, and queries whose estimated cost exceeds `maxCost`. Every list's estimate
- * is its real page size, so the limit bounds the rows a query can return.
+ * without a page size, queries whose size (fields times page sizes: what a response can hold)
+ * exceeds `maxSize`, and queries whose work estimate (`estimateWork`: what their statements can
+ * read) exceeds `maxCost`, naming the reads that make it. A request whose operation Apollo Server
+ * did not resolve (an unknown operation name, several anonymous operations) is left to its refusal:
+ * nothing is estimated, nothing spent.
  */
 export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): ApolloServerPlugin {
   const index = listIndexOf(schema);
@@ -89,30 +99,44 @@ export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): 
       return {
         async didResolveOperation(requestContext: GraphQLRequestContext<object>) {
           const { request, document, operation } = requestContext;
+          if (!operation || !document) return;
+          // Variables that do not fit their types are refused here, before anything is spent.
+          const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], request.variables ?? {});
+          if (coerced.errors) throw refusal(coerced.errors[0]!.message);
           const problems: Problem[] = [];
-          let cost: number;
+          let size: number;
           try {
-            cost = getComplexity({
+            // Whole points: an introspection type's `ofType` counts a share of one.
+            size = Math.ceil(getComplexity({
               schema,
-              query: document!,
+              query: document,
               // The operation Apollo Server resolved: the request's name may be empty or name none
               // (an anonymous operation sent with a name), which the estimator cannot look up.
-              operationName: operation?.name?.value,
+              operationName: operation.name?.value,
+              // As sent: the estimator coerces them itself.
               variables: request.variables ?? {},
               estimators: [listCostEstimator(index, introspection, options.registry, problems)],
-            });
+            }));
           } catch (error) {
-            // Variables or arguments that do not fit their types, found while estimating.
+            // Arguments that do not fit their types, found while estimating.
             if (error instanceof GraphQLError) throw refusal(error.message);
             throw error;
           }
           // The first problem in the document, not the first the estimate met (it meets inner fields first).
           const first = problems.sort((a, b) => a.at - b.at)[0];
           if (first) throw first.error;
-          if (cost > options.maxCost) {
-            throw refusal(`Query cost ${cost} exceeds the limit of ${options.maxCost}; select fewer fields or lower "first".`);
+          if (size > options.maxSize) {
+            throw refusal(`Query size ${size} exceeds the limit of ${options.maxSize}; select fewer fields or lower "first".`);
           }
-          await options.spend?.(cost, requestContext);
+          const work = estimateWork({ schema, registry: options.registry, index, sizes: options.sizes }, document, operation, coerced.coerced);
+          if (work.points > options.maxCost) {
+            const named = work.reads.slice(0, 3).map((read) => `${read.what} (${read.points} points)`);
+            throw refusal(
+              `Query cost ${work.points} exceeds the limit of ${options.maxCost} points (${options.maxCost * POINT_MS} ms of database time)` +
+                `${named.length > 0 ? `: ${named.join('; ')}` : ''}; read fewer rows, filter on indexed columns or leave out totalCount.`,
+            );
+          }
+          await options.spend?.(work, requestContext);
         },
       };
     },

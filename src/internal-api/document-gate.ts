@@ -9,6 +9,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { auditRecordOf } from './audit-trail.ts';
 import type { CostBudget } from './cost-budget.ts';
+import { graphqlContentType } from './listener-errors.ts';
 
 export interface DocumentGateOptions {
   /** Where registered documents are read: the primary, as tokens are. */
@@ -52,7 +53,7 @@ function presentedHash(parameters: Parameters): string | undefined {
   let hash: string | undefined;
   if (documentId !== undefined && documentId !== null) {
     hash = (typeof documentId === 'string' && hashOfDocumentId(documentId)) || undefined;
-    if (!hash) throw invalid('"documentId" must be a document id: sha256: and the 64 hexadecimal characters of the SHA-256 of the document.');
+    if (!hash) throw invalid('"documentId" must be a document id: the SHA-256 of the document as 64 lowercase hexadecimal characters, alone or after sha256:.');
   }
   if (persisted !== undefined && persisted !== null) {
     const { version, sha256Hash } = persisted as { version?: unknown; sha256Hash?: unknown };
@@ -62,6 +63,26 @@ function presentedHash(parameters: Parameters): string | undefined {
     hash = apollo;
   }
   return hash;
+}
+
+/** How a request named its document: Apollo Client's persisted query link, GraphQL over HTTP's `documentId`, or its text alone. */
+type Form = 'apollo' | 'documentId' | 'text';
+
+function formOf(parameters: Parameters): Form {
+  const extensions = parameters.extensions;
+  if (extensions !== null && typeof extensions === 'object' && (extensions as { persistedQuery?: unknown }).persistedQuery != null) return 'apollo';
+  return parameters.documentId != null ? 'documentId' : 'text';
+}
+
+/** How the documents of the client that sent this form get registered, as a refusal says it (docs/internal-graphql.md, Trusted documents). */
+function registration(form: Form, token: string | null): string {
+  if (token === null) return 'The bootstrap token (INTERNAL_API_TOKEN) has no registered documents: give the client a named token (internal-token create) and register its documents for it.';
+  const add = (file: string) => `npm run admin -- internal-token documents add --name ${token} --file ${file}`;
+  const apollo = `Apollo Client's documents are registered from the manifest @apollo/generate-persisted-query-manifest writes: ${add('persisted-query-manifest.json')}`;
+  const codegen = `GraphQL Code Generator's client preset (persistedDocuments) writes them to persisted-documents.json: ${add('src/gql/persisted-documents.json')}`;
+  if (form === 'apollo') return `${apollo}.`;
+  if (form === 'documentId') return `${codegen}.`;
+  return `${codegen}, and graphql-request sends each document's registered text; ${apollo}.`;
 }
 
 /** The request as Apollo Server then reads it: the document's text, without the persisted forms. */
@@ -94,7 +115,7 @@ export function documentGate(options: DocumentGateOptions): RequestHandler {
   const refuse = async (res: Response, principal: InternalPrincipal, error: ApiError) => {
     auditRecordOf(res).errorCodes = [error.code];
     const cost = await options.budget.peek(principal);
-    const answer = errorAnswer(error, 'graphql');
+    const answer = errorAnswer(error, 'graphql', graphqlContentType(res.req));
     const body = cost ? { ...(JSON.parse(answer.body) as object), extensions: { cost } } : JSON.parse(answer.body);
     res.status(answer.status).set(answer.headers).set(cost ? options.budget.headers(cost) : {}).send(JSON.stringify(body));
   };
@@ -112,14 +133,17 @@ export function documentGate(options: DocumentGateOptions): RequestHandler {
       const registered = lookup !== undefined && principal.id !== null ? await findRegisteredDocument(options.db, principal.id, lookup) : null;
       if (hash !== undefined && query === undefined) {
         if (registered === null) {
-          throw new ApiError('PERSISTED_QUERY_NOT_FOUND', `No document is registered for the token "${principal.name}" under sha256:${hash}; register it with internal-token documents add.`);
+          throw new ApiError('PERSISTED_QUERY_NOT_FOUND', `No document is registered for the token "${principal.name}" under sha256:${hash}. ${registration(formOf(parameters), principal.id === null ? null : principal.name)}`);
         }
         rewrite(req, parameters, registered);
       } else if (query !== undefined) {
         if (registered === null && principal.documents !== 'any') {
           options.metrics.internalUnregisteredDocuments.inc({ token: principal.name, mode: principal.documents });
           if (principal.documents === 'trusted') {
-            throw new ApiError('DOCUMENT_NOT_TRUSTED', `The token "${principal.name}" runs only the documents registered for it, and this one (sha256:${lookup}) is not.`);
+            throw new ApiError(
+              'DOCUMENT_NOT_TRUSTED',
+              `The token "${principal.name}" runs only the documents registered for it, and this one (sha256:${lookup}) is not. ${registration(formOf(parameters), principal.id === null ? null : principal.name)}`,
+            );
           }
           const operationName = typeof (parameters as { operationName?: unknown }).operationName === 'string' ? (parameters as { operationName: string }).operationName : null;
           options.logger.warn({ tokenName: principal.name, documentHash: lookup, operationName }, 'internal graphql document not registered for its token');

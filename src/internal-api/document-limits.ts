@@ -2,6 +2,7 @@ import type { ApolloServerOptions, ApolloServerPlugin, BaseContext } from '@apol
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { GraphQLSchema, ValidationRule } from 'graphql';
 import type { ResourceRegistry } from '../db/resource-registry.ts';
+import type { TableSizes } from '../db/table-statistics.ts';
 import { useCostLimit, type CostLimitOptions } from '../graphql/plugins.ts';
 
 /** What a document sent to the internal endpoint may hold (docs/internal-graphql.md, Limits). */
@@ -16,7 +17,9 @@ export interface DocumentLimits {
   maxTokens: number;
   /** Selections of an operation with every fragment spread expanded. */
   maxRecursiveSelections: number;
-  /** The page-size-aware estimate of `useCostLimit`. */
+  /** Fields times the rows of the lists that hold them: what one response can hold (`useCostLimit`). */
+  maxSize: number;
+  /** The work estimate in points (10 µs of database time each): what one request's statements can read. */
   maxCost: number;
 }
 
@@ -26,6 +29,8 @@ export const DOCUMENT_LIMITS: DocumentLimits = {
   maxDirectives: 50,
   maxTokens: 1_000,
   maxRecursiveSelections: 2_000,
+  maxSize: 20_000,
+  // 200 ms of database time.
   maxCost: 20_000,
 };
 
@@ -43,12 +48,13 @@ type Limited = Required<Pick<ApolloServerOptions<BaseContext>, 'maxRecursiveSele
  * - depth, aliases and directives by GraphQL Armor's validation rules (GRAPHQL_VALIDATION_FAILED);
  *   they keep their place alongside graphql-js's fragment-cycle rule without recursing through a
  *   cycle;
- * - the cost by `useCostLimit` (invalid_request), after validation: GraphQL Armor's cost rule
- *   weighs fields by depth and cannot see page sizes, which bound the rows a list returns; the
- *   estimate of a request within the limit goes to `spend` (the token's budget).
+ * - the size and the cost by `useCostLimit` (invalid_request), after validation: GraphQL Armor's
+ *   cost rule weighs fields by depth and cannot see page sizes, which bound the rows a list
+ *   returns, nor what a count or a filter reads; the work estimate of a request within the limits
+ *   goes to `spend` (the token's budget).
  * GraphQL Armor's field-suggestion masking stays off: internal teams read the schema anyway.
  */
-export function documentLimits(schema: GraphQLSchema, registry: ResourceRegistry, limits: DocumentLimits, spend?: CostLimitOptions['spend']): Limited {
+export function documentLimits(schema: GraphQLSchema, registry: ResourceRegistry, limits: DocumentLimits, sizes: TableSizes, spend?: CostLimitOptions['spend']): Limited {
   const armor = new ApolloArmor({
     maxDepth: { n: limits.maxDepth, flattenFragments: true, ignoreIntrospection: true },
     maxAliases: { n: limits.maxAliases, allowList: [] },
@@ -62,7 +68,7 @@ export function documentLimits(schema: GraphQLSchema, registry: ResourceRegistry
   return {
     // The protections enabled above are validation rules only (Armor's plugins are the two turned off).
     validationRules: armor.validationRules,
-    plugins: [useCostLimit(schema, { registry, maxCost: limits.maxCost, spend })],
+    plugins: [useCostLimit(schema, { registry, maxSize: limits.maxSize, maxCost: limits.maxCost, sizes, spend })],
     parseOptions: { maxTokens: limits.maxTokens },
     maxRecursiveSelections: limits.maxRecursiveSelections,
     allowBatchedHttpRequests: false,

@@ -57,7 +57,7 @@ export function fieldsSelected(schema: GraphQLSchema, document: DocumentNode, op
 }
 
 /**
- * Field usage (docs/internal-graphql.md): every operation that runs counts one use of each field
+ * Field usage (docs/internal-graphql.md): every operation that ran counts one use of each field
  * it selects, by type, field and token name, in `internal_graphql_field_uses_total` (so at most
  * the schema's fields times the tokens); a deprecated field used is logged once per token and
  * field an hour, naming both, so that a maintainer knows who still reads it before removing it.
@@ -68,9 +68,10 @@ export function useFieldUsage(schema: GraphQLSchema, metrics: Metrics, logger: L
   return {
     async requestDidStart() {
       return {
-        async executionDidStart({ contextValue, document, operation, queryHash }) {
-          // Typed as present, yet absent when the operation name names none: execution then refuses it.
-          if (!(operation as typeof operation | undefined)) return;
+        // Counted once the answer is known: a request refused before it ran (variables that do
+        // not fit, a spent budget) has no `data` and counts nothing.
+        async willSendResponse({ contextValue, document, operation, queryHash, response }) {
+          if (!document || !operation || response.body.kind !== 'single' || response.body.singleResult.data === undefined) return;
           const key = `${queryHash}\u0000${operation.name?.value ?? ''}`;
           let uses = byDocument.get(key);
           if (!uses) {

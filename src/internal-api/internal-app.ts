@@ -7,11 +7,13 @@ import express, { type Express, type RequestHandler, type Response } from 'expre
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { BOOTSTRAP_TOKEN_NAME, findActiveInternalToken, type InternalPrincipal } from '../auth/internal-token-store.ts';
 import { isWellFormedInternalToken, sha256 } from '../auth/secret-format.ts';
-import type { Database, Queryable } from '../db/database.ts';
+import type { Database, StatementMeter } from '../db/database.ts';
+import { TableStatistics } from '../db/table-statistics.ts';
 import type { ResourceRegistry } from '../db/resource-registry.ts';
-import { ApiError, isDatabaseUnavailable } from '../errors.ts';
+import { ApiError, isDatabaseUnavailable, isStatementTimeout } from '../errors.ts';
 import { requestContext } from '../graphql/execute-operation.ts';
 import { maskError } from '../graphql/plugins.ts';
+import { POINT_MS } from '../graphql/work-estimate.ts';
 import type { GraphQLContext } from '../graphql/schema.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -29,12 +31,18 @@ import { metricsRouter } from './metrics-route.ts';
 export interface InternalAppOptions {
   schema: GraphQLSchema;
   registry: ResourceRegistry;
-  db: Database;
   /**
-   * Where a request's reads go: a replica that keeps up, chosen once per request so that all its
-   * statements read one server; `db` when absent. Tokens are always looked up in `db`.
+   * The primary, through internal GraphQL's own pool (`openPoolBeside`): its connections and
+   * statement timeout are not the public API's. Tokens and documents are looked up here.
    */
-  reads?: (() => Queryable) | undefined;
+  db: Database;
+  /** The primary through the service's own pool: the table statistics are read there, outside the share. */
+  primary: Pick<Database, 'pool'>;
+  /**
+   * Where a request's reads go: internal GraphQL's pool on a replica that keeps up, chosen once
+   * per request so that all its statements read one server; `db` when absent.
+   */
+  reads?: (() => Database) | undefined;
   /** INTERNAL_API_TOKEN: the operators' bootstrap token, every workspace. */
   token: string;
   logger: Logger;
@@ -45,6 +53,8 @@ export interface InternalAppOptions {
   rateLimiters: Pick<RateLimiters, 'costs'>;
   /** INTERNAL_COST_PER_MINUTE: the budget of a token without one of its own. */
   defaultCostPerMinute: number;
+  /** INTERNAL_STATEMENT_TIMEOUT_MS, as the error of a statement it cancelled says it. */
+  statementTimeoutMs: number;
 }
 
 export interface InternalApp {
@@ -52,7 +62,10 @@ export interface InternalApp {
   stop(): Promise<void>;
 }
 
-type InternalContext = GraphQLContext & { audit: AuditRecord; principal: InternalPrincipal; cost: SpentCost };
+type InternalContext = GraphQLContext & { audit: AuditRecord; principal: InternalPrincipal; cost: SpentCost; meter: StatementMeter };
+
+/** How often the table sizes the cost estimate reads are read again from PostgreSQL's statistics. */
+const STATISTICS_REFRESH_MS = 60_000;
 
 /** The largest request body /graphql reads. */
 const MAX_BODY = { bytes: 100 * 1024, text: '100 kB' };
@@ -116,9 +129,14 @@ function withoutSyntaxPrefix(error: GraphQLFormattedError): GraphQLFormattedErro
 export async function createInternalApp(options: InternalAppOptions): Promise<InternalApp> {
   const { logger } = options;
   const budget = new CostBudget(options.rateLimiters.costs, options.defaultCostPerMinute, options.metrics);
-  const limits = documentLimits(options.schema, options.registry, DOCUMENT_LIMITS, (cost, request) => {
+  const statistics = new TableStatistics(options.registry.all().map((resource) => resource.table));
+  const refresh = () => statistics.refresh(options.primary).catch((error: unknown) => logger.warn({ err: error }, 'table statistics not read; the cost estimate keeps the last ones'));
+  await refresh();
+  const refreshing = setInterval(() => void refresh(), STATISTICS_REFRESH_MS);
+  refreshing.unref();
+  const limits = documentLimits(options.schema, options.registry, DOCUMENT_LIMITS, statistics, (estimate, request) => {
     const context = request.contextValue as InternalContext;
-    return budget.spend(context.principal, cost, context.cost);
+    return budget.reserve(context.principal, estimate.points, context.cost);
   });
   const apollo = new ApolloServer<InternalContext>({
     schema: options.schema,
@@ -129,12 +147,16 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     plugins: [
       usePersonalDataGrant(options.schema, options.registry),
       ...limits.plugins,
-      useCostBudget(budget),
+      useCostBudget(budget, ({ meter }) => Math.ceil(meter.ms / POINT_MS)),
       useFieldUsage(options.schema, options.metrics, logger),
       useAuditPlugin(),
       ApolloServerPluginLandingPageDisabled(),
     ],
     formatError: (formatted, error) => {
+      if (isStatementTimeout(unwrapResolverError(error))) {
+        const message = `A statement of this request ran longer than the statement timeout of internal GraphQL (${options.statementTimeoutMs} ms) and was cancelled; read fewer rows, filter on indexed columns or leave out totalCount.`;
+        return { message, path: formatted.path, extensions: { code: 'QUERY_TIMEOUT' } };
+      }
       const masked = withoutSyntaxPrefix(maskError(formatted, error));
       if (masked.extensions?.code === 'internal_error') logger.error({ err: unwrapResolverError(error), path: formatted.path }, 'internal graphql request failed');
       return masked;
@@ -165,14 +187,22 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     expressMiddleware(apollo, {
       context: async ({ res }) => {
         const principal = (res.locals as { principal: InternalPrincipal }).principal;
-        const context = requestContext({ registry: options.registry, db: options.reads?.() ?? options.db }, { workspaces: principal.workspaces, personalData: principal.personalData });
+        const meter: StatementMeter = { statements: 0, ms: 0 };
+        const reads = (options.reads?.() ?? options.db).metered(meter);
+        const context = requestContext({ registry: options.registry, db: reads }, { workspaces: principal.workspaces, personalData: principal.personalData });
         const audit = auditRecordOf(res);
         audit.rows = () => context.loaders.rowsRead;
         audit.personalColumns = () => context.loaders.personalColumnsRead;
-        return { ...context, audit, principal, cost: { extension: null } };
+        return { ...context, audit, principal, meter, cost: { estimate: 0, reserved: null, extension: null } };
       },
     }),
   );
   app.use(notFound, answerErrors(logger, MAX_BODY.text));
-  return { app, stop: () => apollo.stop() };
+  return {
+    app,
+    stop: () => {
+      clearInterval(refreshing);
+      return apollo.stop();
+    },
+  };
 }

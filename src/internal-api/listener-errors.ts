@@ -1,6 +1,6 @@
-import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { ApiError, isApiError, toApiError } from '../errors.ts';
-import { errorAnswer } from '../http-answers.ts';
+import { GRAPHQL_RESPONSE_CONTENT_TYPE, JSON_CONTENT_TYPE, errorAnswer } from '../http-answers.ts';
 import type { Logger } from '../logger.ts';
 import type { AuditRecord } from './audit-trail.ts';
 
@@ -29,6 +29,16 @@ function toListenerError(error: unknown, maxBodyText: string): ApiError {
 }
 
 /**
+ * The media type of a GraphQL answer to `req`, chosen from its `Accept` as Apollo Server chooses
+ * its own (GraphQL over HTTP): `application/graphql-response+json` when the client prefers it,
+ * `application/json` otherwise, and when it accepts neither. Express's `req.accepts` negotiates
+ * with the same library (negotiator) as Apollo Server.
+ */
+export function graphqlContentType(req: Request): string {
+  return req.accepts(['application/json', 'application/graphql-response+json']) === 'application/graphql-response+json' ? GRAPHQL_RESPONSE_CONTENT_TYPE : JSON_CONTENT_TYPE;
+}
+
+/**
  * Sends an error in the shape of where it happened: GraphQL's `errors` on /graphql, the REST
  * error shape elsewhere (as /metrics answers). The connection closes: a body may be left unread.
  */
@@ -37,7 +47,7 @@ export function sendListenerError(res: Response, error: ApiError, graphql: boole
     res.destroy();
     return;
   }
-  const answer = errorAnswer(error, graphql ? 'graphql' : 'rest');
+  const answer = graphql ? errorAnswer(error, 'graphql', graphqlContentType(res.req)) : errorAnswer(error);
   res.status(answer.status).set(answer.headers).set('Connection', 'close').send(answer.body);
 }
 

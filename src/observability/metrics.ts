@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type LabelValues } from 'prom-client';
 import type { Database } from '../db/database.ts';
 import type { AnswerCache } from '../answer-cache/answer-cache.ts';
+import type { KeyActivity } from '../auth/key-activity.ts';
 import { countedCounter, type Cell } from './counted-series.ts';
 
 type RequestLabel = 'route' | 'method' | 'status';
@@ -21,6 +22,22 @@ export interface RequestCounts {
 export interface RequestCell {
   /** Counts a request that took `seconds`. */
   observe(seconds: number): void;
+}
+
+/** A pool's connections by state (total, idle, waiting; with `max`, the most it may hold), read when /metrics is scraped. */
+function poolGauge(registry: Registry, name: string, help: string, pool: Database['pool'], max = false): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      this.set({ state: 'total' }, pool.totalCount);
+      this.set({ state: 'idle' }, pool.idleCount);
+      this.set({ state: 'waiting' }, pool.waitingCount);
+      if (max) this.set({ state: 'max' }, pool.options.max);
+    },
+  });
 }
 
 /** The service's Prometheus metrics, one registry per server (tests run several in a process). */
@@ -67,18 +84,12 @@ export class Metrics {
       registers: [this.registry],
     });
     this.#stopCounting = db.onQuery(() => this.statements.inc());
-    const pool = db.pool;
-    new Gauge({
-      name: 'db_pool_connections',
-      help: 'PostgreSQL pool connections by state.',
-      labelNames: ['state'],
-      registers: [this.registry],
-      collect() {
-        this.set({ state: 'total' }, pool.totalCount);
-        this.set({ state: 'idle' }, pool.idleCount);
-        this.set({ state: 'waiting' }, pool.waitingCount);
-      },
-    });
+    poolGauge(this.registry, 'db_pool_connections', 'PostgreSQL pool connections by state.', db.pool);
+  }
+
+  /** Internal GraphQL's own pool (its bulkhead, `openPoolBeside`): its connections by state and its bound, read when /metrics is scraped. */
+  observeInternalPool(db: Database): void {
+    poolGauge(this.registry, 'internal_graphql_pool_connections', "Internal GraphQL's own database connections by state, and the most it may hold (max).", db.pool, true);
   }
 
   /** The answer cache's evictions and size, read from it when /metrics is scraped. */
@@ -110,6 +121,32 @@ export class Metrics {
       },
     });
     new Gauge({ name: 'response_cache_max_bytes', help: 'RESPONSE_CACHE_MAX_BYTES (0: the cache is off).', registers: [this.registry] }).set(cache.maxBytes);
+  }
+
+  /** The API keys' request log and expiry, read from the key activity when /metrics is scraped. */
+  observeKeyActivity(activity: Pick<KeyActivity, 'written' | 'notLogged' | 'dropped' | 'expiringSoon'>): void {
+    const counted = { written: 0, not_logged: 0, dropped: 0 };
+    new Counter<'outcome'>({
+      name: 'api_key_request_log_rows_total',
+      help: 'Requests with a valid key by what the request log did with them: written, not_logged (beyond KEY_REQUEST_LOG_ROWS_PER_SECOND; counted in the usage) or dropped (the database did not take them).',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+      collect() {
+        const now = { written: activity.written, not_logged: activity.notLogged, dropped: activity.dropped };
+        for (const outcome of Object.keys(now) as Array<keyof typeof now>) {
+          this.inc({ outcome }, now[outcome] - counted[outcome]);
+          counted[outcome] = now[outcome];
+        }
+      },
+    });
+    new Gauge({
+      name: 'api_keys_expiring_soon',
+      help: 'Active API keys used in the last day that expire within 7 days (checked every 10 minutes; the log warns once a day per key).',
+      registers: [this.registry],
+      collect() {
+        this.set(activity.expiringSoon);
+      },
+    });
   }
 
   dispose(): void {

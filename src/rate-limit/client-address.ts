@@ -13,3 +13,19 @@ export function addressKey(address: string | undefined): string {
   const network = (parsed as ipaddr.IPv6).parts.slice(0, 4);
   return `${new ipaddr.IPv6([...network, 0, 0, 0, 0]).toString()}/64`;
 }
+
+/**
+ * Where a client is, without who: its address truncated to the /24 (IPv4) or /48 (IPv6) network,
+ * as a CIDR range (`203.0.113.0/24`, `2001:db8:1::/48`); null for an address that is not one.
+ * What a key's last use and request log keep of the client.
+ */
+export function clientNetwork(address: string | undefined): string | null {
+  if (!address || !ipaddr.isValid(address)) return null;
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') {
+    const [a, b, c] = (parsed as ipaddr.IPv4).octets;
+    return `${a}.${b}.${c}.0/24`;
+  }
+  const network = (parsed as ipaddr.IPv6).parts.slice(0, 3);
+  return `${new ipaddr.IPv6([...network, 0, 0, 0, 0, 0]).toString()}/48`;
+}

@@ -51,6 +51,11 @@ export interface PointBudgets {
   readonly windowSeconds: number;
   /** Spends `points` of `key`'s `budget`; when they do not fit, the answer is refused and nothing is spent. */
   spend(key: string, points: number, budget: number): Promise<RateLimitDecision>;
+  /**
+   * Spends `points` more of `key`'s budget in the current window, or gives them back when negative
+   * (never below nothing spent): the settlement of a request spent at its estimate.
+   */
+  adjust(key: string, points: number, budget: number): Promise<RateLimitDecision>;
   /** What is left of `key`'s budget, spending nothing. */
   peek(key: string, budget: number): Promise<RateLimitDecision>;
 }
@@ -192,6 +197,19 @@ function pointBudgets(limiter: RateLimiterAbstract, windowSeconds: number): Poin
       if (result.consumedPoints <= budget) return answer(budget, result.consumedPoints, result.msBeforeNext, true);
       await limiter.reward(key, points);
       return answer(budget, result.consumedPoints - points, result.msBeforeNext, false);
+    },
+    async adjust(key, points, budget) {
+      if (points === 0) return this.peek(key, budget);
+      if (points > 0) {
+        const result = await limiter.penalty(key, points);
+        return answer(budget, result.consumedPoints, result.msBeforeNext, true);
+      }
+      // Never more than was spent: a window that ended meanwhile starts at nothing, not below.
+      const current = await limiter.get(key);
+      const back = Math.min(-points, current?.consumedPoints ?? 0);
+      if (back <= 0) return answer(budget, current?.consumedPoints ?? 0, current?.msBeforeNext ?? windowSeconds * 1000, true);
+      const result = await limiter.reward(key, back);
+      return answer(budget, result.consumedPoints, result.msBeforeNext, true);
     },
     async peek(key, budget) {
       const result = await limiter.get(key);

@@ -10,6 +10,8 @@ describeWhere(POSTGRES_BIN ? null : 'no PostgreSQL server binaries under /usr/li
   let cluster: ThrowawayCluster;
   let server: ServerProcess;
   let ws: SeededWorkspace;
+  /** The 200s the loads of the test below got. */
+  let answered = 0;
 
   beforeAll(async () => {
     cluster = await ThrowawayCluster.create('pg-outage-');
@@ -68,5 +70,20 @@ describeWhere(POSTGRES_BIN ? null : 'no PostgreSQL server binaries under /usr/li
     expect(firstOk!.at - startedAt).toBeLessThan(5000);
     expect(after.filter((outcome) => outcome.at > firstOk!.at).every((outcome) => outcome.status === 200)).toBe(true);
     expect(server.child.exitCode).toBeNull();
+    answered = outcomes.filter((outcome) => outcome.status === 200).length;
+  });
+
+  it("loses none of the key's daily counts to the outage: the ones collected while it was down are written after it", async () => {
+    const db = await openDatabase({ url: cluster.url });
+    try {
+      const counted = async () =>
+        (await db.query<{ n: string }>('SELECT coalesce(sum(u.status_2xx), 0) AS n FROM api_key_usage u JOIN api_keys k ON k.id = u.api_key_id WHERE k.last4 = $1', [ws.fullKey.slice(-4)])).rows[0]!.n;
+      expect(answered).toBeGreaterThan(8);
+      // Every 200 of the test above, before and after the outage, is in the key's count for the day.
+      await vi.waitUntil(async () => Number(await counted()) === answered, { timeout: 5000, interval: 100 });
+    } finally {
+      await db.close();
+    }
   });
 });
+

@@ -127,7 +127,7 @@ describeWhere(chromiumMissing, 'the GraphQL explorer of a running server in head
     // Monaco draws indentation with no-break spaces.
     expect(JSON.parse((await response.innerText()).replaceAll('\u00a0', ' '))).toEqual({
       data: expected,
-      extensions: { cost: { estimate: expect.any(Number), budget: 100_000, remaining: expect.any(Number), resetSeconds: expect.any(Number) } },
+      extensions: { cost: { estimate: expect.any(Number), actual: expect.any(Number), budget: 100_000, remaining: expect.any(Number), resetSeconds: expect.any(Number) } },
     });
     await mkdir(new URL('.', SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT.pathname });

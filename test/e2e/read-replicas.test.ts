@@ -86,13 +86,14 @@ describeWhere(POSTGRES_BIN ? null : 'no PostgreSQL server binaries under /usr/li
   });
 
   /**
-   * Ends the service's connections to one server: a backend writes its pending statistics when
+   * Ends the service's connections to one server (the public API's pool and internal GraphQL's, by
+   * their application names): a backend writes its pending statistics when
    * it exits (an idle one may otherwise hold them for 10 s). The service's pools connect again.
    */
   const flushStatistics = async (client: { query(text: string): Promise<{ rows: Array<{ pid: number }> }> }) => {
     const { rows } = await client.query(
       // OFFSET 0 keeps the filter ahead of the termination.
-      "SELECT pid, pg_terminate_backend(pid) FROM (SELECT pid FROM pg_stat_activity WHERE application_name = 'course-booking-api' AND pid <> pg_backend_pid() OFFSET 0) s",
+      "SELECT pid, pg_terminate_backend(pid) FROM (SELECT pid FROM pg_stat_activity WHERE application_name IN ('course-booking-api', 'course-booking-api-internal') AND pid <> pg_backend_pid() OFFSET 0) s",
     );
     const pids = rows.map((row) => row.pid).join(',') || '0';
     await until('the ended connections gone', async () => (await client.query(`SELECT pid FROM pg_stat_activity WHERE pid IN (${pids})`)).rows.length === 0);

@@ -61,7 +61,13 @@ describeOnEachDatabase('operator CLI on %s', (target) => {
   it('auth.who-creates-keys: key create works for owners and admins and prints the key once with its scopes', async () => {
     for (const email of ['owner@cli.example', 'admin@cli.example']) {
       const issued = await json('key', 'create', '--workspace', workspaceId, '--member', email, '--scopes', 'courses:read,bookings:read', '--name', `by ${email}`);
-      expect(issued).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^svc_api_[0-9A-Za-z]{38}$/), scopes: ['courses:read', 'bookings:read'] });
+      expect(issued).toEqual({
+        id: expect.stringMatching(/^key_/),
+        key: expect.stringMatching(/^svc_api_[0-9A-Za-z]{38}$/),
+        scopes: ['courses:read', 'bookings:read'],
+        expiresAt: null,
+        allowedIps: null,
+      });
     }
   });
 
@@ -92,7 +98,10 @@ describeOnEachDatabase('operator CLI on %s', (target) => {
       scopes: ['bookings:read', 'participants:read'],
       last4: String(issued.key).slice(-4),
       createdAt: expect.stringMatching(/Z$/),
+      expiresAt: null,
+      allowedIps: null,
       lastUsedAt: null,
+      lastUsedNetwork: null,
       state: 'active',
       tagged: true,
     });
@@ -108,7 +117,7 @@ describeOnEachDatabase('operator CLI on %s', (target) => {
   it('auth.revocation: key rotate gives a new key with the same name and scopes and marks the old one rotated; revoke marks revoked', async () => {
     const issued = await json('key', 'create', '--workspace', workspaceId, '--member', 'admin@cli.example', '--scopes', 'courses:read', '--name', 'Rotating');
     const rotated = await json('key', 'rotate', '--id', String(issued.id));
-    expect(rotated).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^svc_api_/) });
+    expect(rotated).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^svc_api_/), expiresAt: null });
     expect(rotated.key).not.toBe(issued.key);
     const keys = JSON.parse((await cli('key', 'list', '--workspace', workspaceId, '--json')).stdout) as Array<Record<string, unknown>>;
     expect(keys.find((k) => k.id === issued.id)!.state).toBe('rotated');
@@ -153,7 +162,8 @@ describeOnEachDatabase('operator CLI on %s', (target) => {
   it('every command has --help, exiting 0', async () => {
     for (const argv of [
       [], ['migrate'], ['workspace', 'create'], ['member', 'add'], ['import'], ['demo'],
-      ['key', 'create'], ['key', 'list'], ['key', 'revoke'], ['key', 'rotate'], ['feed', 'create'], ['feed', 'list'], ['feed', 'revoke'],
+      ['key', 'create'], ['key', 'list'], ['key', 'update'], ['key', 'revoke'], ['key', 'rotate'], ['key', 'log'], ['key', 'usage'],
+      ['feed', 'create'], ['feed', 'list'], ['feed', 'revoke'],
     ]) {
       const result = await cli(...argv, '--help');
       expect(result.code, argv.join(' ')).toBe(0);

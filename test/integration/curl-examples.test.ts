@@ -99,12 +99,14 @@ describeWhere(curlAvailable ? null : 'no curl on this machine', 'the curl exampl
 
   /** The variables of the setup block, with keys of the example's own so that no example spends another's rate limit. */
   async function variables(example: Example): Promise<Record<string, string>> {
-    const key = (scopes: string[]) => createApiKey(db, { workspaceId: ws.workspaceId, memberEmail: OWNER_EMAIL, scopes }).then((issued) => issued.key);
+    const key = (scopes: string[], allowedIps: string[] | null = null) =>
+      createApiKey(db, { workspaceId: ws.workspaceId, memberEmail: OWNER_EMAIL, scopes, allowedIps }).then((issued) => issued.key);
     return {
       API_URL: (example.needsUnreachableDatabase ? unreachableApi : api).url,
       WORKSPACE: ws.workspaceId,
       API_KEY: await key(['courses:read', 'bookings:read', 'participants:read']),
       COURSES_KEY: await key(['courses:read']),
+      FENCED_KEY: await key(['courses:read'], ['192.0.2.0/24']),
       FEED_TOKEN: (await createFeedToken(db, { workspaceId: ws.workspaceId, memberEmail: OWNER_EMAIL })).token,
     };
   }

@@ -66,8 +66,8 @@ describeOnEachDatabase('data model rules enforced by the database on %s', (targe
   });
 
   it('a key records when it was last used, without a write on every request', async () => {
-    // The periodic flush is off here so that only the explicit one below writes.
-    const api = await startTestApi(db, { KEY_LAST_USED_FLUSH_MS: '0' });
+    // The periodic write is off here so that only the explicit one below writes.
+    const api = await startTestApi(db, { KEY_REQUEST_LOG_FLUSH_MS: '0' });
     try {
       const statements = await captureStatements(db, async () => {
         for (let i = 0; i < 5; i += 1) await api.call('/api/public/v1/courses', { key: one.coursesOnlyKey });
@@ -75,7 +75,7 @@ describeOnEachDatabase('data model rules enforced by the database on %s', (targe
       expect(statements.filter((text) => /UPDATE api_keys/i.test(text))).toEqual([]);
       const before = (await listApiKeys(db, one.workspaceId)).find((key) => key.scopes.join() === 'courses:read')!;
       expect(before.lastUsedAt).toBeNull();
-      await api.server.authenticator.flush();
+      await api.server.keyActivity.flush();
       const after = (await listApiKeys(db, one.workspaceId)).find((key) => key.scopes.join() === 'courses:read')!;
       expect(after.lastUsedAt).not.toBeNull();
       expect(Date.now() - new Date(after.lastUsedAt!).getTime()).toBeLessThan(60_000);

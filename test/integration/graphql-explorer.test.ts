@@ -82,16 +82,19 @@ describe('the GraphQL explorer of the internal listener', () => {
     for (const accept of [null, '*/*', 'application/json', 'application/graphql-response+json, application/json;q=0.9, text/html;q=0.5']) {
       const refused = await get('/graphql?query=%7B__typename%7D', accept ? [['Accept', accept]] : []);
       expect(refused.status, String(accept)).toBe(401);
-      expect(refused.headers['content-type']).toBe('application/json; charset=utf-8');
+      // As Apollo Server negotiates its own answers: the GraphQL media type for a client that prefers it.
+      expect(refused.headers['content-type']).toBe(accept?.startsWith('application/graphql-response+json') ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8');
       expect(refused.headers['vary']).toBe('Accept');
-      expect(refused.body).toEqual({ errors: [{ message: 'A valid internal API token is required.', extensions: { code: 'invalid_api_key' } }] });
+      const body: unknown = typeof refused.body === 'string' ? JSON.parse(refused.body) : refused.body;
+      expect(body).toEqual({ errors: [{ message: 'A valid internal API token is required.', extensions: { code: 'invalid_api_key' } }] });
     }
     const answered = await get('/graphql?query=%7B__typename%7D', [
       ['Authorization', `Bearer ${INTERNAL_TOKEN}`],
       ['Apollo-Require-Preflight', 'true'],
     ]);
     expect(answered.status).toBe(200);
-    expect(answered.body).toEqual({ data: { __typename: 'Query' }, extensions: { cost: expect.objectContaining({ estimate: 1 }) } });
+    // It reads nothing from the database: it costs nothing.
+    expect(answered.body).toEqual({ data: { __typename: 'Query' }, extensions: { cost: expect.objectContaining({ estimate: 0, actual: 0 }) } });
     expect(answered.headers['vary']).toMatch(/\bAccept\b/);
   });
 

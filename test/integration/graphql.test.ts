@@ -208,13 +208,13 @@ describeOnEachDatabase('internal GraphQL on %s', (target) => {
     expect(statements).toBe(0);
   });
 
-  it('refuses a query whose cost is too high with a clear error, before running it', async () => {
+  it('refuses a query whose size is too large with a clear error, before running it', async () => {
     const costly = `{ workspace(id: "x") { bookingsConnection(first: 100) { nodes { courseRun { bookingsConnection(first: 100) { nodes { courseRun { bookingsConnection(first: 100) { nodes { id } } } } } } } } } }`;
     const statements = await countStatements(async () => {
       const result = await api.graphql(costly);
       expect(result.status).toBe(400);
       expect(result.body.errors?.[0]?.extensions?.code).toBe('invalid_request');
-      expect(result.body.errors?.[0]?.message).toMatch(/Query cost \d+ exceeds the limit/);
+      expect(result.body.errors?.[0]?.message).toMatch(/Query size \d+ exceeds the limit/);
     });
     expect(statements).toBe(0);
   });

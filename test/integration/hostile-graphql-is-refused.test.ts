@@ -152,11 +152,11 @@ describeOnEachDatabase('hostile documents and bodies on the internal listener (%
     expect(fifteenTypenames.status).toBe(200);
   });
 
-  it('introspection counts in the cost: 15 aliased listings of every type with its fields are refused with the cost message, one is answered', async () => {
+  it('introspection counts in the size: 15 aliased listings of every type with its fields are refused with the size message, one is answered', async () => {
     const listing = `__schema { types { name kind description fields { name description isDeprecated deprecationReason args { name description defaultValue type { name kind } } type { name kind ofType { name kind } } } inputFields { name description defaultValue type { name kind } } enumValues { name description } } }`;
     const fifteen = await post(`{ ${Array.from({ length: 15 }, (_, i) => `l${i}: ${listing}`).join(' ')} }`);
     expectRefused(fifteen, 400, 'invalid_request');
-    expect(fifteen.body.errors?.[0]?.message).toMatch(/^Query cost \d+ exceeds the limit of 20000; select fewer fields or lower "first"\.$/);
+    expect(fifteen.body.errors?.[0]?.message).toMatch(/^Query size \d+ exceeds the limit of 20000; select fewer fields or lower "first"\.$/);
     const one = await post(`{ ${listing} }`);
     expect(one.status).toBe(200);
     expect(one.body.errors).toBeUndefined();

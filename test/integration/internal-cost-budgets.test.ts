@@ -11,7 +11,8 @@ import { DATABASE_TARGETS, LIMITER_STORES, describeOnEachStore, describeWhere, t
 const NAME = 'query Name($id: ID!) { workspace(id: $id) { name } }';
 const PAGE = 'query Page($id: ID!) { workspace(id: $id) { bookingsConnection(first: 10) { nodes { id status } } } }';
 
-const storeEnv = (store: LimiterStore) => ({ RATE_LIMIT_STORE: store, ...(store === 'redis' ? { REDIS_URL: process.env.REDIS_URL! } : {}) });
+/** The service's default budget, set as the tests' harness lifts it elsewhere. */
+const storeEnv = (store: LimiterStore) => ({ RATE_LIMIT_STORE: store, INTERNAL_COST_PER_MINUTE: '100000', ...(store === 'redis' ? { REDIS_URL: process.env.REDIS_URL! } : {}) });
 
 /** The budget an answer reports, by its headers and its `extensions.cost`, which must agree. */
 function budgetOf(answer: InternalAnswer) {
@@ -19,7 +20,7 @@ function budgetOf(answer: InternalAnswer) {
   const state = /^"cost";r=(\d+);t=(\d+)$/.exec(answer.headers.get('ratelimit') ?? '');
   expect(policy, `RateLimit-Policy of ${JSON.stringify(answer.body)}`).not.toBeNull();
   expect(state, `RateLimit of ${JSON.stringify(answer.body)}`).not.toBeNull();
-  expect(answer.cost).toEqual({ estimate: expect.any(Number), budget: Number(policy![1]), remaining: Number(state![1]), resetSeconds: Number(state![2]) });
+  expect(answer.cost).toEqual({ estimate: expect.any(Number), actual: expect.any(Number), budget: Number(policy![1]), remaining: Number(state![1]), resetSeconds: Number(state![2]) });
   expect(answer.cost!.resetSeconds).toBeLessThanOrEqual(60);
   return answer.cost!;
 }
@@ -51,30 +52,35 @@ for (const [onTarget, stores] of SINGLE_INSTANCE) describeOnEachStore([onTarget]
     await db?.close();
   });
 
-  it('every answer carries the estimate, the budget and what is left, in extensions.cost and the RateLimit headers; a refused document spends nothing', async () => {
+  it('every answer carries its estimate and its charge, the database time its statements took, in extensions.cost and the RateLimit headers; what is left follows the charges', async () => {
     const token = await create('reporting');
     const first = await ask(token, PAGE);
     expect(first.status).toBe(200);
-    const spent = budgetOf(first);
-    expect(spent).toMatchObject({ budget: 100_000, remaining: 100_000 - spent.estimate });
-    expect(spent.estimate).toBeGreaterThan(10);
+    const page = budgetOf(first);
+    expect(page.estimate).toBeGreaterThan(15);
+    expect(page.actual).toBeGreaterThanOrEqual(1);
+    expect(page).toMatchObject({ budget: 100_000, remaining: 100_000 - page.actual });
 
+    const second = budgetOf(await ask(token, NAME));
+    expect(second.actual).toBeGreaterThanOrEqual(1);
+    expect(second.remaining).toBe(page.remaining - second.actual);
+    // Refused before it ran, and a query that reads nothing from the database: nothing spent.
     const invalid = await ask(token, '{ workspace(id: "x") { nope } }');
     expect(invalid.status).toBe(400);
-    expect(budgetOf(invalid)).toMatchObject({ estimate: 0, remaining: spent.remaining });
-    const second = await ask(token, NAME);
-    expect(budgetOf(second)).toMatchObject({ remaining: spent.remaining - second.cost!.estimate });
+    expect(budgetOf(invalid)).toMatchObject({ estimate: 0, actual: 0, remaining: second.remaining });
+    expect(budgetOf(await ask(token, '{ __typename }'))).toMatchObject({ estimate: 0, actual: 0, remaining: second.remaining });
     // The bootstrap token has a budget of its own, the default.
     expect(budgetOf(await ask(INTERNAL_TOKEN, NAME))).toMatchObject({ budget: 100_000 });
   });
 
-  it('a spent budget is refused with 429 RATE_LIMITED and Retry-After, spending nothing; a query that still fits runs; a raised budget applies at once', async () => {
-    const page = budgetOf(await ask(await create('probe'), PAGE)).estimate;
-    const name = budgetOf(await ask(await create('probe-name'), NAME)).estimate;
-    const budget = 3 * page + name;
-    const token = await create('dashboard', '--cost-per-minute', String(budget));
+  it('a request is admitted by its estimate: one that does not fit what is left gets 429 RATE_LIMITED with Retry-After and spends nothing; a query that fits runs; a changed budget applies at once', async () => {
+    const token = await create('dashboard');
+    const first = budgetOf(await ask(token, PAGE));
+    const spent = 100_000 - first.remaining;
+    // What is left becomes one point less than the page's estimate.
+    const budget = spent + first.estimate - 1;
+    await cliOn(db).json('internal-token', 'update', '--name', `dashboard-${store}`, '--cost-per-minute', String(budget));
     const rejectionsBefore = await metricValue(api.server.internalUrl!, 'rate_limit_rejections_total', { limiter: 'internal_cost' });
-    for (let i = 1; i <= 3; i += 1) expect(budgetOf(await ask(token, PAGE))).toMatchObject({ estimate: page, budget, remaining: budget - i * page });
 
     const refused = await ask(token, PAGE);
     expect(refused.status).toBe(429);
@@ -82,25 +88,27 @@ for (const [onTarget, stores] of SINGLE_INSTANCE) describeOnEachStore([onTarget]
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
-    expect(budgetOf(refused)).toMatchObject({ estimate: 0, remaining: name });
+    expect(budgetOf(refused)).toMatchObject({ estimate: first.estimate, actual: 0, budget, remaining: first.estimate - 1 });
     expect(await metricValue(api.server.internalUrl!, 'rate_limit_rejections_total', { limiter: 'internal_cost' })).toBe(rejectionsBefore + 1);
 
-    expect(budgetOf(await ask(token, NAME))).toMatchObject({ estimate: name, remaining: 0 });
-    expect((await ask(token, NAME)).status).toBe(429);
+    const name = budgetOf(await ask(token, NAME));
+    expect(name.estimate).toBeLessThan(first.estimate - 1);
+    expect(name).toMatchObject({ remaining: Math.max(0, first.estimate - 1 - name.actual) });
 
-    await cliOn(db).json('internal-token', 'update', '--name', `dashboard-${store}`, '--cost-per-minute', String(budget + page));
+    const updated = await cliOn(db).json('internal-token', 'update', '--name', `dashboard-${store}`, '--cost-per-minute', 'default');
+    expect(updated).toMatchObject({ costPerMinute: null });
     const raised = await ask(token, PAGE);
     expect(raised.status).toBe(200);
-    expect(budgetOf(raised)).toMatchObject({ budget: budget + page, remaining: 0 });
+    expect(budgetOf(raised).budget).toBe(100_000);
   });
 
-  it('a query that costs more than the whole budget is refused with 400 invalid_request, not asked to wait', async () => {
+  it('a query whose estimate is more than the whole budget is refused with 400 invalid_request, not asked to wait', async () => {
     const token = await create('tiny', '--cost-per-minute', '5');
     const answer = await ask(token, PAGE);
     expect(answer.status).toBe(400);
-    expect(answer.body.errors).toEqual([{ message: expect.stringMatching(/exceeds this token's whole budget of 5 per minute/), extensions: { code: 'invalid_request' } }]);
+    expect(answer.body.errors).toEqual([{ message: expect.stringMatching(/^Query cost \d+ exceeds this token's whole budget of 5 per minute/), extensions: { code: 'invalid_request' } }]);
     expect(answer.headers.get('retry-after')).toBeNull();
-    expect(budgetOf(answer)).toMatchObject({ budget: 5, remaining: 5 });
+    expect(budgetOf(answer)).toMatchObject({ budget: 5, remaining: 5, actual: 0 });
   });
 });
 
@@ -121,18 +129,19 @@ describeOnEachStore(DATABASE_TARGETS, ['postgres', 'redis'], 'two instances on %
     await db?.close();
   });
 
-  it('a budget spent on one instance is spent on the other: both refuse it, and both report what is left', async () => {
+  it('a budget spent on one instance is spent on the other: both settle into it, both refuse what does not fit, and both report what is left', async () => {
     const ask = (server: TestApi, token: string) => postGraphQL(server.server.internalUrl!, token, { query: PAGE, variables: { id: ws.workspaceId } });
-    const probe = await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', `probe-${store}`);
-    const cost = (await ask(one, probe.token)).cost!.estimate;
-    const { token } = await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', `shared-${store}`, '--cost-per-minute', String(2 * cost));
-    expect(budgetOf(await ask(one, token))).toMatchObject({ remaining: cost });
-    expect(budgetOf(await ask(two, token))).toMatchObject({ remaining: 0 });
+    const { token } = await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', `shared-${store}`);
+    const first = budgetOf(await ask(one, token));
+    const second = budgetOf(await ask(two, token));
+    expect(second.remaining).toBe(first.remaining - second.actual);
+    const spent = 100_000 - second.remaining;
+    await cliOn(db).json('internal-token', 'update', '--name', `shared-${store}`, '--cost-per-minute', String(spent + second.estimate - 1));
     for (const server of [one, two]) {
       const refused = await ask(server, token);
       expect(refused.status).toBe(429);
       expect(refused.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
-      expect(budgetOf(refused)).toMatchObject({ remaining: 0 });
+      expect(budgetOf(refused)).toMatchObject({ actual: 0, remaining: second.estimate - 1 });
     }
   });
 });
@@ -147,7 +156,7 @@ describeWhere(REDIS_SERVER ? null : 'redis-server not installed', 'cost budgets 
     db = await openTestDatabase('embedded');
     ws = await seedWorkspace(db, contractFixture('Redis outage', 4));
     redis = await ThrowawayRedis.start();
-    api = await startTestApi(db, { RATE_LIMIT_STORE: 'redis', REDIS_URL: redis.url });
+    api = await startTestApi(db, { RATE_LIMIT_STORE: 'redis', REDIS_URL: redis.url, INTERNAL_COST_PER_MINUTE: '100000' });
   });
   afterAll(async () => {
     await api?.close();
@@ -157,14 +166,16 @@ describeWhere(REDIS_SERVER ? null : 'redis-server not installed', 'cost budgets 
 
   it('each instance goes on limiting on its own, as the public limit does (the insurance limiter): no answer fails for it', async () => {
     const ask = (token: string) => postGraphQL(api.server.internalUrl!, token, { query: PAGE, variables: { id: ws.workspaceId } });
-    const probe = await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', 'probe');
-    const cost = (await ask(probe.token)).cost!.estimate;
-    const { token } = await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', 'outage', '--cost-per-minute', String(2 * cost));
-    expect(budgetOf(await ask(token))).toMatchObject({ remaining: cost });
+    const { token } = await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', 'outage');
+    const before = budgetOf(await ask(token));
+    expect(before.remaining).toBe(100_000 - before.actual);
     await redis.kill();
     // Counted afresh in this process's memory: at most one more budget per instance until Redis answers again.
-    expect(budgetOf(await ask(token))).toMatchObject({ remaining: cost });
-    expect(budgetOf(await ask(token))).toMatchObject({ remaining: 0 });
+    const during = budgetOf(await ask(token));
+    expect(during.remaining).toBe(100_000 - during.actual);
+    const next = budgetOf(await ask(token));
+    expect(next.remaining).toBe(during.remaining - next.actual);
+    await cliOn(db).json('internal-token', 'update', '--name', 'outage', '--cost-per-minute', String(100_000 - next.remaining + next.estimate - 1));
     const refused = await ask(token);
     expect(refused.status).toBe(429);
     expect(refused.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');

@@ -135,16 +135,16 @@ describe('docs/internal-graphql.md against the internal listener', () => {
     expect(MARKDOWN).toContain(`\`${tokens.body.errors![0]!.message}\``);
   });
 
-  it('answers the cost example with the message the page quotes, and its smaller form without errors', async () => {
+  it('answers the size example with the message the page quotes, and its smaller form without errors', async () => {
     const example = (inner: number) =>
       `query ($id: ID!) { workspace(id: $id) { bookingsConnection(first: 100) { nodes { courseRun { bookingsConnection(first: ${inner}) { nodes { id status } } } } } } }`;
     const refused = await api.graphql(example(100), { id: ws.workspaceId });
     expect(refused.status).toBe(400);
     expect(refused.body.errors?.[0]).toEqual({
-      message: expect.stringMatching(/^Query cost 30\d{3} exceeds the limit of 20000; select fewer fields or lower "first"\.$/),
+      message: expect.stringMatching(/^Query size 30\d{3} exceeds the limit of 20000; select fewer fields or lower "first"\.$/),
       extensions: { code: 'invalid_request' },
     });
-    expect(MARKDOWN).toContain('Query cost <n> exceeds the limit of 20000; select fewer fields or lower "first".');
+    expect(MARKDOWN).toContain('Query size <n> exceeds the limit of 20000; select fewer fields or lower "first".');
     const smaller = await api.graphql(example(20), { id: ws.workspaceId });
     expect(smaller.body.errors).toBeUndefined();
   });
@@ -180,7 +180,8 @@ describe('docs/internal-graphql.md: trusted documents and cost budgets, as writt
   beforeAll(async () => {
     db = await openTestDatabase('embedded');
     ws = await seedWorkspace(db, contractFixture('Documents', 6));
-    api = await startTestApi(db);
+    // The default budget, which the page shows.
+    api = await startTestApi(db, { INTERNAL_COST_PER_MINUTE: '100000' });
     dir = await mkdtemp(join(tmpdir(), 'docs-documents-'));
   });
   afterAll(async () => {

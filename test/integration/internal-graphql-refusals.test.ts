@@ -74,23 +74,23 @@ describeOnEachDatabase('internal GraphQL connections refuse what they cannot pag
     expect(response.body.errors?.[0]).toMatchObject({ message: 'Cannot query field "courses" on type "Workspace".', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
   });
 
-  it('counts each list at its real page size: pages that multiply past 20,000 are refused, smaller pages pass', async () => {
+  it('sizes each list at its real page size: pages that multiply past 20,000 fields are refused, smaller pages pass', async () => {
     const nested = (outer: number, inner: number) =>
       `query($id: ID!) { workspace(id: $id) { bookingsConnection(first: ${outer}) { nodes { courseRun { bookingsConnection(first: ${inner}) { nodes { id status } } } } } } }`;
     const refused = await api.graphql(nested(100, 100), { id: big.workspaceId });
     expect(refused.status).toBe(400);
-    expect(refused.body.errors?.[0]?.message).toMatch(/^Query cost \d+ exceeds the limit of 20000; select fewer fields or lower "first"\.$/);
-    const cost = Number(/Query cost (\d+)/.exec(refused.body.errors![0]!.message)![1]);
+    expect(refused.body.errors?.[0]?.message).toMatch(/^Query size \d+ exceeds the limit of 20000; select fewer fields or lower "first"\.$/);
+    const size = Number(/Query size (\d+)/.exec(refused.body.errors![0]!.message)![1]);
     // 100 bookings × 100 bookings of their run × 2 fields at least: the rows it could return are in the estimate.
-    expect(cost).toBeGreaterThanOrEqual(100 * 100 * 2);
+    expect(size).toBeGreaterThanOrEqual(100 * 100 * 2);
     const allowed = await api.graphql(nested(20, 20), { id: big.workspaceId });
     expect(allowed.body.errors).toBeUndefined();
-    // Without first, a connection counts as a full page of 100.
+    // Without first, a connection sizes as a full page of 100.
     const unsized = await api.graphql(
       `query($id: ID!) { workspace(id: $id) { bookingsConnection { nodes { courseRun { bookingsConnection { nodes { id status } } } } } } }`,
       { id: big.workspaceId },
     );
-    expect(unsized.body.errors?.[0]?.message).toMatch(/^Query cost \d+ exceeds/);
+    expect(unsized.body.errors?.[0]?.message).toMatch(/^Query size \d+ exceeds/);
   });
 
   it('answers introspection, so that client generators read the generated connections and filters', async () => {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { captureStatements } from '../support/statements.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+const MARKDOWN = readFileSync(new URL('../../docs/internal-graphql.md', import.meta.url), 'utf8');
 
 /** A file of one operation, registered byte for byte. */
 const NAME_FILE = 'query WorkspaceName($id: ID!) {\n  workspace(id: $id) { name }\n}\n';
@@ -171,6 +173,25 @@ describeOnEachDatabase('trusted documents on %s', (target) => {
         expect(answer.body.errors?.[0]?.extensions?.code, JSON.stringify(body)).toBe('invalid_request');
       }
     }
+  });
+
+  it('document ids follow the one rule the page states (64 lowercase hexadecimal characters, after sha256: or alone) in documentId, GET and POST, and in documents remove --id; anything else is refused', async () => {
+    expect(MARKDOWN).toContain('**A document id** is the SHA-256 of the\ndocument as 64 lowercase hexadecimal characters, after `sha256:` or alone');
+    const hex = sha256(NAME_FILE);
+    for (const id of [`sha256:${hex}`, hex]) {
+      expect((await post(tokens.trusted, { documentId: id })).body, id).toEqual({ data: { workspace: { name: 'Trusted' } } });
+      expect((await getGraphQL(url(), tokens.trusted, { documentId: id, variables: JSON.stringify({ id: ws.workspaceId }) })).body, id).toEqual({ data: { workspace: { name: 'Trusted' } } });
+    }
+    const refused = [hex.toUpperCase(), `sha256:${hex.toUpperCase()}`, `SHA256:${hex}`, `sha1:${hex}`, `sha256:${hex.slice(1)}`, `${hex}0`, `sha256: ${hex}`, `sha256:sha256:${hex}`];
+    for (const id of refused) {
+      const answer = await post(tokens.trusted, { documentId: id });
+      expect(answer.status, id).toBe(400);
+      expect(answer.body.errors?.[0], id).toEqual({ message: expect.stringContaining('64 lowercase hexadecimal characters, alone or after sha256:'), extensions: { code: 'invalid_request' } });
+    }
+    await cli().json('internal-token', 'create', '--name', 'ids', '--documents', 'trusted');
+    await cli().json('internal-token', 'documents', 'add', '--name', 'ids', '--file', join(dir, 'workspace-name.graphql'));
+    for (const id of refused) expect((await cli().run('internal-token', 'documents', 'remove', '--name', 'ids', '--id', id)).stderr, id).toMatch(/is not a document id/);
+    expect(await cli().json('internal-token', 'documents', 'remove', '--name', 'ids', '--id', hex)).toEqual({ removed: 1 });
   });
 
   it('a removed document and a changed mode apply from the next request on', async () => {

@@ -29,6 +29,7 @@ export interface GraphQLResponse {
 /** `extensions.cost` of an internal answer (docs/internal-graphql.md, Cost budgets). */
 export interface CostExtension {
   estimate: number;
+  actual: number;
   budget: number;
   remaining: number;
   resetSeconds: number;
@@ -58,6 +59,12 @@ export async function startTestApi(
     INTERNAL_API_TOKEN: INTERNAL_TOKEN,
     LOG_LEVEL: 'silent',
     KEY_CACHE_TTL_MS: '0',
+    // Internal tokens' budgets bound database time: tests of other things run where none meets its
+    // budget; those of the budgets set it (internal-cost-budgets.test.ts).
+    INTERNAL_COST_PER_MINUTE: '1000000000',
+    // Keys' activity is written when a test asks (server.keyActivity.flush()) and at close, so that
+    // no periodic write falls into a test's count of statements.
+    KEY_REQUEST_LOG_FLUSH_MS: '0',
     ...env,
   });
   const logs: string[] = [];

@@ -29,7 +29,11 @@ async function commands(words: readonly string[] = []): Promise<string[]> {
 /** The commands the README's table names: its first column, up to the first option or argument. */
 function tabled(): string[] {
   const section = README.slice(README.indexOf('## Operator CLI'), README.indexOf('### Fixture format'));
-  return [...section.matchAll(/^\| `([^`]+)`/gm)].map((match) => match[1]!.split(' ').filter((word) => /^[a-z][a-z-]*$/.test(word) && !word.startsWith('-')).join(' '));
+  return [...section.matchAll(/^\| `([^`]+)`/gm)].map((match) => {
+    const words = match[1]!.split(' ');
+    const end = words.findIndex((word) => !/^[a-z][a-z-]*$/.test(word));
+    return words.slice(0, end === -1 ? undefined : end).join(' ');
+  });
 }
 
 describe("README.md's operator command table", () => {

@@ -19,6 +19,7 @@ function withVenues(change: (venues: CatalogTable) => void = () => undefined): C
     foreignKeys: [{ name: 'venues_workspace_id_fkey', columns: ['workspace_id'], table: 'workspaces', references: ['id'] }],
     uniques: [],
     checks: [],
+    indexes: [],
   };
   change(venues);
   copy.tables.venues = venues;

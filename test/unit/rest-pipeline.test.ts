@@ -4,6 +4,7 @@ import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AnswerRequest } from '../../src/answer-cache/answer-cache.ts';
 import type { ActiveApiKey } from '../../src/auth/authenticator.ts';
+import { AllowList } from '../../src/auth/key-policy.ts';
 import type { Scope } from '../../src/auth/scopes.ts';
 import type { ActiveFeed } from '../../src/calendar/feed-token-store.ts';
 import { ApiError } from '../../src/errors.ts';
@@ -29,15 +30,31 @@ import { publicV1Routes } from '../../rest/routes/public-v1.ts';
 
 const LIMIT = 3;
 const WINDOW_S = 60;
-const keyOf = (id: string, scopes: Scope[]): ActiveApiKey => ({ id, workspaceId: 'ws_1', scopes: new Set(scopes), workspace: { id: 'ws_1' } });
-const KEYS: Record<string, ActiveApiKey> = {
-  'Bearer full': keyOf('key_full', ['courses:read', 'bookings:read', 'participants:read']),
-  'Bearer courses': keyOf('key_courses', ['courses:read']),
-  'Bearer bookings': keyOf('key_bookings', ['bookings:read']),
-  'Bearer spent': keyOf('key_spent', ['courses:read', 'bookings:read']),
-  'Bearer spent-courses': keyOf('key_spent_courses', ['courses:read']),
-  'Bearer spent-bookings': keyOf('key_spent_bookings', ['bookings:read']),
+const keyOf = (id: string, scopes: Scope[], allowed: string[] | null = null): ActiveApiKey => ({
+  id,
+  workspaceId: 'ws_1',
+  scopes: new Set(scopes),
+  expiresAt: null,
+  allowedFrom: allowed ? new AllowList(allowed) : null,
+  workspace: { id: 'ws_1' },
+});
+// Injected requests come from 127.0.0.1: a key fenced to 10.0.0.0/8 is used from outside its list.
+const OUTSIDE = ['10.0.0.0/8', '2001:db8::/32'];
+const PLAIN: Record<string, [string, Scope[]]> = {
+  full: ['key_full', ['courses:read', 'bookings:read', 'participants:read']],
+  courses: ['key_courses', ['courses:read']],
+  bookings: ['key_bookings', ['bookings:read']],
+  spent: ['key_spent', ['courses:read', 'bookings:read']],
+  'spent-courses': ['key_spent_courses', ['courses:read']],
+  'spent-bookings': ['key_spent_bookings', ['bookings:read']],
 };
+const KEYS: Record<string, ActiveApiKey> = Object.fromEntries(
+  Object.entries(PLAIN).flatMap(([name, [id, scopes]]) => [
+    [`Bearer ${name}`, keyOf(id, scopes)],
+    [`Bearer fenced-${name}`, keyOf(`${id}_fenced`, scopes, OUTSIDE)],
+    [`Bearer inside-${name}`, keyOf(`${id}_inside`, scopes, ['10.0.0.0/8', '127.0.0.0/8'])],
+  ]),
+);
 const FEEDS: Record<string, ActiveFeed> = {
   good: { id: 'feed_good', workspaceId: 'ws_1', dataVersion: '7/0:1/1' },
   spent: { id: 'feed_spent', workspaceId: 'ws_1', dataVersion: '7/0:1/1' },
@@ -63,6 +80,7 @@ function harness() {
     costs: {
       windowSeconds: WINDOW_S,
       spend: () => Promise.reject(new Error('a public route spent a cost budget')),
+      adjust: () => Promise.reject(new Error('a public route settled a cost budget')),
       peek: () => Promise.reject(new Error('a public route read a cost budget')),
     },
     close: async () => {},
@@ -87,17 +105,22 @@ function harness() {
   const redactor = createRedactor();
   const deps = { db: {} as never, registry: {} as never, operations: {} as never, authenticator, rateLimiters, answerCache, redactor, guard };
   const routes = [...publicV1Routes(deps), calendarFeedRoute({ ...deps, activeFeed: async (token) => FEEDS[token] ?? null })];
+  const recorded: Array<{ keyId: string; status: number; errorCode: string | null; cache: string | null; requestId: string }> = [];
+  const activity = {
+    record: (key: ActiveApiKey, request: { requestId: string; errorCode: string | null; cache: string | null }, status: number) =>
+      void recorded.push({ keyId: key.id, status, errorCode: request.errorCode, cache: request.cache, requestId: request.requestId }),
+  };
   const app = express();
   app.disable('x-powered-by');
-  app.use(dispatch({ routes, finish: requestLog(logger, counts, redactor), redactor, logger, lifecycle: { draining: false } }));
-  // The spent key and feed have used their window before the test's requests.
+  app.use(dispatch({ routes, finish: requestLog(logger, counts, redactor, activity), redactor, logger, lifecycle: { draining: false } }));
+  // The spent keys and feed have used their window before the test's requests.
   for (let i = 0; i < LIMIT; i += 1) {
-    for (const id of ['key_spent', 'key_spent_courses', 'key_spent_bookings']) keyWindows.consume(id, decision());
+    for (const key of Object.values(KEYS)) if (key.id.startsWith('key_spent')) keyWindows.consume(key.id, decision());
     feedWindows.consume('feed_spent', decision());
   }
   const request = (method: string, url: string, authorization?: string, headers: Record<string, string> = {}) =>
     inject(app, { method: method as 'GET', url, headers: { ...headers, ...(authorization ? { authorization } : {}) } });
-  return { request, lines, registry, asked };
+  return { request, lines, registry, asked, recorded, keyWindows };
 }
 
 describe('the public pipeline, in-process', () => {
@@ -113,21 +136,25 @@ describe('the public pipeline, in-process', () => {
   const FAULTS = [
     { fault: 'method', status: 405, code: 'method_not_allowed' },
     { fault: 'authentication', status: 401, code: 'invalid_api_key' },
+    { fault: 'address', status: 403, code: 'ip_not_allowed' },
     { fault: 'rate limit', status: 429, code: 'rate_limit_exceeded' },
     { fault: 'scope', status: 403, code: 'missing_scope' },
     { fault: 'query string', status: 400, code: 'invalid_request' },
   ] as const;
   const routes = [
-    { path: '/api/public/v1/courses', lacking: 'Bearer bookings', holding: 'Bearer courses', spentLacking: 'Bearer spent-bookings' },
-    { path: '/api/public/v1/bookings', lacking: 'Bearer courses', holding: 'Bearer bookings', spentLacking: 'Bearer spent-courses' },
+    { path: '/api/public/v1/courses', lacking: 'bookings', holding: 'courses', spentLacking: 'spent-bookings' },
+    { path: '/api/public/v1/bookings', lacking: 'courses', holding: 'bookings', spentLacking: 'spent-courses' },
   ] as const;
   const cases = routes.flatMap((route) =>
     [route.path, `${route.path}/`].flatMap((path) =>
       Array.from({ length: 2 ** FAULTS.length }, (_, mask) => {
         const has = (fault: (typeof FAULTS)[number]['fault']) => (mask & (1 << FAULTS.findIndex((entry) => entry.fault === fault))) !== 0;
         const first = FAULTS.find((entry) => has(entry.fault));
-        const spent = has('scope') ? route.spentLacking : 'Bearer spent';
-        const authorization = has('authentication') ? 'Bearer nope' : has('rate limit') ? spent : has('scope') ? route.lacking : route.holding;
+        const spent = has('scope') ? route.spentLacking : 'spent';
+        // Without the address fault, the keys of the paths with a trailing slash have an allow list the address is inside.
+        const fence = has('address') ? 'fenced-' : path.endsWith('/') ? 'inside-' : '';
+        const name = has('rate limit') ? spent : has('scope') ? route.lacking : route.holding;
+        const authorization = has('authentication') ? 'Bearer nope' : `Bearer ${fence}${name}`;
         return { mask, first, authorization, method: has('method') ? 'POST' : 'GET', url: has('query string') ? `${path}?limit=5` : path };
       }),
     ),
@@ -142,8 +169,9 @@ describe('the public pipeline, in-process', () => {
       if (first) expect(answer.json()).toEqual({ error: { code: first.code, message: expect.any(String) } });
       expect(answer.headers['cache-control']).toBe('private, no-store');
       expect(answer.headers['x-content-type-options']).toBe('nosniff');
-      // Every answer to a valid key carries the rate limit's headers; none before the key is known.
-      const keyKnown = first === undefined || !['method_not_allowed', 'invalid_api_key'].includes(first.code);
+      // Every answer to a key used where it may be carries the rate limit's headers; none before the
+      // key is known, and none for a key used from outside its allow list, which its limit never counts.
+      const keyKnown = first === undefined || !['method_not_allowed', 'invalid_api_key', 'ip_not_allowed'].includes(first.code);
       expect(answer.headers['ratelimit-policy'], url).toBe(keyKnown ? `"default";q=${LIMIT};w=${WINDOW_S}` : undefined);
     },
   );
@@ -178,6 +206,36 @@ describe('the public pipeline, in-process', () => {
     vi.setSystemTime(Date.now() + 15_000);
     const next = await request('GET', '/api/public/v1/courses', 'Bearer courses');
     expect([next.statusCode, next.headers.ratelimit]).toEqual([200, `"default";r=2;t=${WINDOW_S}`]);
+  });
+
+  it('auth.ip-allow-list: a key used from outside its allow list gets 403 ip_not_allowed, spends nothing of its budget and learns nothing of it', async () => {
+    const { request, keyWindows } = harness();
+    const refused = await request('GET', '/api/public/v1/courses', 'Bearer fenced-courses');
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json()).toEqual({ error: { code: 'ip_not_allowed', message: 'The API key may not be used from this client address.' } });
+    expect(refused.body).not.toMatch(/10\.0\.0\.0|2001:db8|key_courses|fenced/);
+    for (const header of ['ratelimit', 'ratelimit-policy', 'retry-after', 'www-authenticate']) expect(refused.headers[header], header).toBeUndefined();
+    // The refused request took nothing from the window: a fresh window still has all of it.
+    const fresh = { allowed: false, remaining: 0, resetSeconds: 0 };
+    expect(keyWindows.consume('key_courses_fenced', fresh).remaining).toBe(LIMIT - 1);
+    const inside = await request('GET', '/api/public/v1/courses', 'Bearer inside-courses');
+    expect([inside.statusCode, inside.headers.ratelimit]).toEqual([200, `"default";r=${LIMIT - 1};t=${WINDOW_S}`]);
+  });
+
+  it("counts each request of a valid key in the key's activity, with its status, error code and cache outcome; a request without a valid key in none", async () => {
+    const { request, recorded } = harness();
+    const answered = await request('GET', '/api/public/v1/courses', 'Bearer courses');
+    await request('GET', '/api/public/v1/courses?x=1', 'Bearer courses');
+    await request('GET', '/api/public/v1/courses', 'Bearer fenced-courses');
+    await request('GET', '/api/public/v1/courses', 'Bearer spent');
+    await request('GET', '/api/public/v1/courses', 'Bearer nope');
+    await request('POST', '/api/public/v1/courses', 'Bearer courses');
+    expect(recorded).toEqual([
+      { keyId: 'key_courses', status: 200, errorCode: null, cache: 'hit', requestId: answered.headers['x-request-id'] },
+      { keyId: 'key_courses', status: 400, errorCode: 'invalid_request', cache: null, requestId: expect.any(String) },
+      { keyId: 'key_courses_fenced', status: 403, errorCode: 'ip_not_allowed', cache: null, requestId: expect.any(String) },
+      { keyId: 'key_spent', status: 429, errorCode: 'rate_limit_exceeded', cache: null, requestId: expect.any(String) },
+    ]);
   });
 
   it('limits.auth-failures: failed authentications count per address, past the limit 429 instead of 401, named by the metrics', async () => {

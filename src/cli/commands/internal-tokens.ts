@@ -16,6 +16,9 @@ import { InputError } from '../../input-error.ts';
 import { jsonOption, nonEmpty, type CliContext, type Output } from '../context.ts';
 
 const DOCUMENTS_HELP = 'which documents it may run: any, log (any, logging those not registered) or trusted (registered ones only)';
+/** `--cost-per-minute` as the store takes it: null for the service's default, undefined when not given. */
+const budgetOption = (value: number | 'default' | undefined) => (value === 'default' ? null : value);
+
 const COST_HELP = 'its budget of cost points per minute (default: INTERNAL_COST_PER_MINUTE)';
 
 const PERSONAL_HELP = 'grant personal data: participants and the columns the overlay marks personal (off for a new token)';
@@ -34,8 +37,8 @@ export function registerInternalTokenCommands(program: Command, ctx: CliContext)
     .option('--cost-per-minute <points>', COST_HELP, parseCostPerMinute)
     .option('--personal-data', PERSONAL_HELP)
     .addOption(jsonOption())
-    .action(async (options: Output & { name: string; workspaces?: string[]; documents?: DocumentMode; costPerMinute?: number | null; personalData?: boolean }) => {
-      const issued = await createInternalToken(await ctx.database(), options);
+    .action(async (options: Output & { name: string; workspaces?: string[]; documents?: DocumentMode; costPerMinute?: number | 'default'; personalData?: boolean }) => {
+      const issued = await createInternalToken(await ctx.database(), { ...options, costPerMinute: budgetOption(options.costPerMinute) });
       const scope = issued.workspaces ? `workspaces ${issued.workspaces.join(', ')}` : 'every workspace';
       ctx.print(
         options,
@@ -52,8 +55,8 @@ export function registerInternalTokenCommands(program: Command, ctx: CliContext)
     .option('--personal-data', 'grant personal data')
     .option('--no-personal-data', 'withdraw the personal-data grant')
     .addOption(jsonOption())
-    .action(async (options: Output & { name: string; documents?: DocumentMode; costPerMinute?: number | null; personalData?: boolean }) => {
-      const updated = await updateInternalToken(await ctx.database(), options.name, options);
+    .action(async (options: Output & { name: string; documents?: DocumentMode; costPerMinute?: number | 'default'; personalData?: boolean }) => {
+      const updated = await updateInternalToken(await ctx.database(), options.name, { documents: options.documents, costPerMinute: budgetOption(options.costPerMinute), personalData: options.personalData });
       ctx.print(options, updated, `Internal token ${updated.id} "${updated.name}": documents ${updated.documents}, ${budgetText(updated.costPerMinute)}, ${personalText(updated.personalData)}`);
     });
   token
@@ -128,7 +131,7 @@ function registerDocumentCommands(token: Command, ctx: CliContext): void {
       if ((options.id === undefined) === (options.all === undefined)) throw new InputError('Give either --id or --all');
       const hashes = (options.id ?? []).map((id) => {
         const hash = hashOfDocumentId(id);
-        if (hash === null) throw new InputError(`"${id}" is not a document id (sha256:<64 hex characters>)`);
+        if (hash === null) throw new InputError(`"${id}" is not a document id (sha256: and 64 lowercase hexadecimal characters, or those alone)`);
         return hash;
       });
       const result = await removeDocuments(await ctx.database(), options.name, options.all ? 'all' : { hashes });

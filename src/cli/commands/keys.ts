@@ -1,7 +1,20 @@
 import type { Command } from 'commander';
-import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '../../auth/api-key-store.ts';
+import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey, setAllowedIps, type ApiKeySummary } from '../../auth/api-key-store.ts';
+import { expiryOf, parseAllowList } from '../../auth/key-policy.ts';
+import { InputError } from '../../input-error.ts';
 import { assertWorkspaceExists } from '../../workspaces/workspace-store.ts';
 import { jsonOption, type CliContext, type Output } from '../context.ts';
+import { registerKeyActivityCommands } from './key-activity.ts';
+
+function describeKey(k: ApiKeySummary): string {
+  return (
+    `${k.id}  ${k.state.padEnd(7)}  …${k.last4}  ${k.scopes.join(',')}  ${k.name}` +
+    `  last used ${k.lastUsedAt ? `${k.lastUsedAt}${k.lastUsedNetwork ? ` from ${k.lastUsedNetwork}` : ''}` : 'never'}` +
+    `${k.expiresAt ? `  ${k.state === 'expired' ? 'expired' : 'expires'} ${k.expiresAt}` : ''}` +
+    `${k.allowedIps ? `  allowed from ${k.allowedIps.join(',')}` : ''}` +
+    `${k.tagged ? '' : '  (issued before tags: rotate to renew)'}`
+  );
+}
 
 export function registerKeyCommands(program: Command, ctx: CliContext): void {
   const key = program.command('key').description('API keys');
@@ -12,27 +25,48 @@ export function registerKeyCommands(program: Command, ctx: CliContext): void {
     .requiredOption('--member <email>', 'e-mail of the owner or admin creating it')
     .requiredOption('--scopes <list>', 'comma-separated: courses:read, bookings:read, participants:read')
     .option('--name <name>', 'a name to recognise the key by')
+    .option('--expires-in <duration>', 'the key stops working this long from now: a whole number and m, h, d or w (30d, 12h); rotation keeps it')
+    .option('--expires-at <time>', 'the key stops working at this ISO 8601 time with a time zone (2026-12-31T23:00:00Z)')
+    .option('--allow-ip <list>', `the only addresses it may be used from: comma-separated IPv4 and IPv6 addresses or CIDR ranges, at most 100`)
     .addOption(jsonOption())
-    .action(async (options: Output & { workspace: string; member: string; scopes: string; name?: string }) => {
+    .action(async (options: Output & { workspace: string; member: string; scopes: string; name?: string; expiresIn?: string; expiresAt?: string; allowIp?: string }) => {
+      // Every option is checked before the database is touched: bad input writes nothing.
+      const expiresAt = expiryOf(options);
+      const allowedIps = options.allowIp === undefined ? null : parseAllowList(options.allowIp);
       const issued = await createApiKey(await ctx.database(), {
         workspaceId: options.workspace,
         memberEmail: options.member,
         scopes: options.scopes,
         name: options.name,
+        expiresAt,
+        allowedIps,
       });
-      ctx.print(options, issued, `Key ${issued.id} (${issued.scopes.join(', ')}):\n${issued.key}\nIt is shown only now.`);
+      const policy = `${issued.expiresAt ? `\nIt expires ${issued.expiresAt}.` : ''}${issued.allowedIps ? `\nIt is accepted only from ${issued.allowedIps.join(', ')}.` : ''}`;
+      ctx.print(options, issued, `Key ${issued.id} (${issued.scopes.join(', ')}):\n${issued.key}\nIt is shown only now.${policy}`);
     });
   key
     .command('list')
-    .description('list the keys of a workspace (no secrets)')
+    .description('list the keys of a workspace (no secrets): state, expiry, allow list, last use')
     .requiredOption('--workspace <id>', 'workspace id')
     .addOption(jsonOption())
     .action(async (options: Output & { workspace: string }) => {
       const db = await ctx.database();
       await assertWorkspaceExists(db, options.workspace);
       const keys = await listApiKeys(db, options.workspace);
-      const lines = keys.map((k) => `${k.id}  ${k.state.padEnd(7)}  …${k.last4}  ${k.scopes.join(',')}  ${k.name}  last used ${k.lastUsedAt ?? 'never'}${k.tagged ? '' : '  (issued before tags: rotate to renew)'}`);
-      ctx.print(options, keys, lines.join('\n') || 'No keys');
+      ctx.print(options, keys, keys.map(describeKey).join('\n') || 'No keys');
+    });
+  key
+    .command('update')
+    .description("change a key's allow list; every instance applies it within a second")
+    .requiredOption('--id <id>', 'key id')
+    .option('--allow-ip <list>', 'the only addresses it may be used from: comma-separated IPv4 and IPv6 addresses or CIDR ranges, at most 100')
+    .option('--allow-any-ip', 'remove the allow list: the key may be used from any address')
+    .addOption(jsonOption())
+    .action(async (options: Output & { id: string; allowIp?: string; allowAnyIp?: boolean }) => {
+      if ((options.allowIp === undefined) === (options.allowAnyIp === undefined)) throw new InputError('Give --allow-ip <list> or --allow-any-ip');
+      const allowedIps = options.allowIp === undefined ? null : parseAllowList(options.allowIp);
+      const result = await setAllowedIps(await ctx.database(), options.id, allowedIps);
+      ctx.print(options, result, `Key ${result.id} ${result.allowedIps ? `is accepted only from ${result.allowedIps.join(', ')}` : 'is accepted from any address'}`);
     });
   key
     .command('revoke')
@@ -45,11 +79,12 @@ export function registerKeyCommands(program: Command, ctx: CliContext): void {
     });
   key
     .command('rotate')
-    .description('replace a key by a new one with the same name and scopes; the old one stops working at once')
+    .description('replace a key by a new one with the same name, scopes, allow list and lifetime; the old one stops working at once')
     .requiredOption('--id <id>', 'key id')
     .addOption(jsonOption())
     .action(async (options: Output & { id: string }) => {
       const result = await rotateApiKey(await ctx.database(), options.id);
-      ctx.print(options, result, `Key ${result.id} replaces ${options.id}:\n${result.key}\nIt is shown only now.`);
+      ctx.print(options, result, `Key ${result.id} replaces ${options.id}:\n${result.key}\nIt is shown only now.${result.expiresAt ? `\nIt expires ${result.expiresAt}.` : ''}`);
     });
+  registerKeyActivityCommands(key, ctx);
 }
