@@ -47,17 +47,19 @@ describeOnEachDatabase('API keys: last use, request log and usage on %s', (targe
       CREATE TRIGGER last_use_writes AFTER UPDATE OF last_used_at ON api_keys FOR EACH ROW EXECUTE FUNCTION count_last_use_write();`);
     const started = Date.now();
     let requests = 0;
-    while (Date.now() - started < 5000) {
+    // At least 5 s of requests, and enough of them to cross the interval more than once however slow
+    // a busy machine makes each one.
+    while (Date.now() - started < 5000 || requests < 12) {
       expect((await api.call(COURSES, { key: key.key })).status).toBe(200);
       requests += 1;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     await api.server.keyActivity.flush({ allUses: true });
     const writes = (await db.query<{ used_at: Date }>('SELECT used_at FROM last_use_writes WHERE key_id = $1 ORDER BY used_at', [key.id])).rows.map((row) => row.used_at.getTime());
-    // Requests every few tens of milliseconds for 5 s (fewer on a busy machine); a write every 2 s at most.
-    expect(requests).toBeGreaterThan(10);
+    // A write every 2 s at most over at least 5 s of requests.
+    const lasted = Date.now() - started;
     expect(writes.length).toBeGreaterThanOrEqual(2);
-    expect(writes.length).toBeLessThanOrEqual(4);
+    expect(writes.length).toBeLessThanOrEqual(Math.ceil(lasted / 2000) + 1);
     for (let i = 1; i < writes.length; i += 1) expect(writes[i]! - writes[i - 1]!).toBeGreaterThanOrEqual(2000);
     const listed = (await cli().json<Array<Record<string, unknown>>>('key', 'list', '--workspace', ws.workspaceId)).find((entry) => entry.id === key.id)!;
     expect(Date.now() - Date.parse(String(listed.lastUsedAt))).toBeLessThan(5000);
