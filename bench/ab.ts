@@ -1,6 +1,6 @@
 /**
- * `tsx bench/run.ts ab <other checkout> [--endpoint …]`: cache hits of this checkout's build (B)
- * against another checkout's (A), both started as `npm start` on the same seeded M, in alternating
+ * `tsx bench/run.ts ab <other checkout> [--endpoint …] [--cache off]`: cache hits (or, with
+ * `--cache off`, answers built every time) of this checkout's build (B) against another checkout's (A), both started as `npm start` on the same seeded M, in alternating
  * rounds so that the load of a shared machine falls on both: each round's B / A ratio of server CPU
  * per request and of requests per second, their median and range, and statements per request.
  * Decides whether an optimisation stays. `--generator` picks the load generator (wrk when installed).
@@ -22,8 +22,8 @@ export async function ab(options: BenchOptions): Promise<void> {
     await migrate(database.db);
     const key = (await seed(database.db, SIZES.find((size) => size.name === 'M')!))[endpoint.key];
     await database.db.query('ANALYZE');
-    const a = await startFacade('hits', database.serverEnv, options.other);
-    const b = await startFacade('hits', database.serverEnv);
+    const a = await startFacade(options.cache, database.serverEnv, options.other);
+    const b = await startFacade(options.cache, database.serverEnv);
     try {
       for (const server of [a, b]) await warmUp(server, endpoint.path, key, options);
       const generator = options.generator ?? (wrkAvailable ? 'wrk' : 'autocannon');
@@ -41,7 +41,7 @@ export async function ab(options: BenchOptions): Promise<void> {
         process.stderr.write(`round ${round + 1}: A ${ra.cpuMs.toFixed(3)} ms ${ra.rps.toFixed(0)} req/s, B ${rb.cpuMs.toFixed(3)} ms ${rb.rps.toFixed(0)} req/s\n`);
       }
       process.stdout.write(
-        `${endpoint.label} on Node ${process.version}: B / A server CPU per request ${ratioText(cpu)}, req/s ${ratioText(rps)}; ` +
+        `${endpoint.label}, response cache ${options.cache}, on Node ${process.version}: B / A server CPU per request ${ratioText(cpu)}, req/s ${ratioText(rps)}; ` +
           `SQL per request A ${median(statements.a).toFixed(3)}, B ${median(statements.b).toFixed(3)}; peak RSS A ${(await peakRssMb(a.child)).toFixed(0)} MB, B ${(await peakRssMb(b.child)).toFixed(0)} MB\n`,
       );
     } finally {

@@ -6,6 +6,7 @@
  *   pass         one pass on this Node.js (what the whole bench runs, once per version)
  *   render       docs/benchmarks.md again from saved results (--results, --beside-results)
  *   ab <dir>     cache hits of this build (B) against another checkout's build (A), in turns
+ *                (`--cache off`: answers built every time, the loaders' and the SQL's path)
  *   profile      where a cache hit's CPU time goes, part by part
  *   memory-at-l  where the facade's memory goes through the L phase
  *   webhooks     webhook latency and what a booking update costs, alone
@@ -39,6 +40,8 @@ export interface BenchOptions {
   other: string | undefined;
   endpoint: string;
   generator: 'wrk' | 'autocannon' | undefined;
+  /** `ab`: the response cache of both builds, `hits` (its default) or `off`. */
+  cache: 'hits' | 'off';
 }
 
 export function parseOptions(argv: readonly string[] = process.argv.slice(2)): BenchOptions {
@@ -56,6 +59,7 @@ export function parseOptions(argv: readonly string[] = process.argv.slice(2)): B
       report: { type: 'string' },
       endpoint: { type: 'string' },
       generator: { type: 'string' },
+      cache: { type: 'string' },
     },
   });
   const [command = 'all', other] = positionals;
@@ -66,6 +70,7 @@ export function parseOptions(argv: readonly string[] = process.argv.slice(2)): B
     return parsed;
   };
   if (values.generator !== undefined && values.generator !== 'wrk' && values.generator !== 'autocannon') throw new Error('--generator is wrk or autocannon');
+  if (values.cache !== undefined && values.cache !== 'hits' && values.cache !== 'off') throw new Error('--cache is hits or off');
   if (command === 'ab' && !other) throw new Error('usage: tsx bench/run.ts ab <other checkout> [--endpoint …]');
   return {
     command: command as Command,
@@ -80,5 +85,6 @@ export function parseOptions(argv: readonly string[] = process.argv.slice(2)): B
     other,
     endpoint: values.endpoint ?? '/bookings + participants:read',
     generator: values.generator as BenchOptions['generator'],
+    cache: (values.cache ?? 'hits') as BenchOptions['cache'],
   };
 }

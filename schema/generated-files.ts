@@ -41,7 +41,7 @@ export async function migratedCatalog(): Promise<Catalog> {
 export async function generatedFiles(catalog: Catalog): Promise<GeneratedFile[]> {
   const schema = createSchema(deriveModel(catalog, overlay));
   const sdl = printSchema(internalSchema(schema));
-  const types = await operationTypes(schema);
+  const types = await typedOperations(schema);
   return [
     {
       path: CATALOG_FILE,
@@ -85,6 +85,16 @@ async function operationTypes(schema: GraphQLSchema): Promise<string> {
     pluginMap: { typescriptOperations },
   });
   return TYPES_HEADER + output;
+}
+
+/** GraphQL Code Generator's own failure, said in the terms of this repository (the operations are validated before it runs). */
+async function typedOperations(schema: GraphQLSchema): Promise<string> {
+  try {
+    return await operationTypes(schema);
+  } catch (error) {
+    const first = (error instanceof Error ? error.message : String(error)).split('\n').find((line) => line.trim() !== '') ?? '';
+    throw new Error(`GraphQL Code Generator cannot type the fixed operations of src/graphql/operations.ts against the schema: ${first.trim()}`, { cause: error });
+  }
 }
 
 /** Types and fields served but not in the committed SDL, in it but not served, or of another type, each named. */

@@ -23,6 +23,7 @@ const contractErrors = {
 const internalListenerErrors = {
   payload_too_large: { status: 413, message: 'The request body is larger than this endpoint accepts.' },
   DOCUMENT_NOT_TRUSTED: { status: 403, message: 'This token runs only the documents registered for it.' },
+  PERSONAL_DATA_NOT_GRANTED: { status: 403, message: 'This token has no personal-data grant.' },
   PERSISTED_QUERY_NOT_FOUND: { status: 404, message: 'No document is registered for this token under this id.' },
   RATE_LIMITED: { status: 429, message: "This token's cost budget is spent; retry after the seconds given in Retry-After." },
   QUERY_TIMEOUT: { status: 503, message: 'A statement of this request ran longer than the statement timeout of internal GraphQL and was cancelled.' },

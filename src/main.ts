@@ -14,6 +14,7 @@ function banner(publicUrl: string, internalUrl: string | null, demo: DemoKeys | 
   if (demo) {
     lines.push(
       '',
+      ...(demo.notice ? [demo.notice, ''] : []),
       `Demo workspace ${demo.workspaceId}`,
       `  Key with every scope:            ${demo.fullKey}`,
       `  Key without participants:read:   ${demo.limitedKey}`,
@@ -43,6 +44,7 @@ async function main(): Promise<void> {
   const tracing: Tracing | null = await startTracing(config);
   const { startServer } = await import('./server.ts');
   const { ensureDatabaseDemo, ensureEmbeddedDemo } = await import('./demo/demo.ts');
+  const { readTemplateInfo } = await import('./db/embedded-template.ts');
   // Signals are handled from the first moment: a SIGTERM that arrives while the server is still
   // starting (or just after it printed its banner) must still end in a clean shutdown.
   let server: RunningServer | null = null;
@@ -79,7 +81,7 @@ async function main(): Promise<void> {
   let demo: DemoKeys | null = null;
   try {
     if (wantsDemo(config)) {
-      demo = config.DATABASE_URL ? await ensureDatabaseDemo(started.db) : await ensureEmbeddedDemo(started.db, config.DATA_DIR);
+      demo = config.DATABASE_URL ? await ensureDatabaseDemo(started.db) : await ensureEmbeddedDemo(started.db, config.DATA_DIR, (await readTemplateInfo())?.demoFixtureSha256 ?? null);
     }
   } catch (error) {
     // A signal during the demo's first import closes the database under it: that is a stop, not a failure.

@@ -5,9 +5,9 @@ import { AnswerCache } from './answer-cache/answer-cache.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { IssuedCredentials } from './auth/issued-credentials.ts';
 import { KeyActivity } from './auth/key-activity.ts';
-import { preparedStatementsSetting, type Config } from './config.ts';
+import { preparedStatementsSetting, wantsDemo, type Config } from './config.ts';
 import { openDatabase, openPoolBeside, type Database, type PoolShare } from './db/database.ts';
-import { copyEmbeddedTemplate, personaliseTemplateCopy } from './db/embedded-template.ts';
+import { copyEmbeddedTemplate, personaliseTemplateCopy, type TemplateInfo } from './db/embedded-template.ts';
 import { migrate } from './db/migrate.ts';
 import { ReplicaSet } from './db/replicas.ts';
 import type { ResourceModel } from './db/resource-model.ts';
@@ -59,7 +59,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   if (stale) throw new Error(stale);
   const model = options.model ?? serviceModel();
   const ownsDb = !options.db;
-  const template = ownsDb && !config.DATABASE_URL && (await copyEmbeddedTemplate(config.DATA_DIR));
+  // A template made with another demo fixture is left: the demo is imported from the current one
+  // (demo.ts says so). Loaded only here: the service's modules do not load the fixture import.
+  const currentDemo = async (info: TemplateInfo | null) => !wantsDemo(config) || info?.demoFixtureSha256 === (await (await import('./demo/demo.ts')).readDemoFixture()).sha256;
+  const template = ownsDb && !config.DATABASE_URL && (await copyEmbeddedTemplate(config.DATA_DIR, currentDemo));
   const db =
     options.db ??
     (await openDatabase({

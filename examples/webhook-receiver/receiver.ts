@@ -3,7 +3,7 @@
  * handles each event once, however often it is delivered, and keeps a copy of the workspace's
  * bookings true from `booking.created` and `booking.updated`.
  *
- *   WEBHOOK_SECRET=whsec_… PORT=8443 TLS_CERT=cert.pem TLS_KEY=key.pem npx tsx examples/webhook-receiver/receiver.ts
+ *   WEBHOOK_SECRET=whsec_… RECEIVER_PORT=8443 TLS_CERT=cert.pem TLS_KEY=key.pem npx tsx examples/webhook-receiver/receiver.ts
  *
  * Without TLS_CERT and TLS_KEY it serves plain HTTP, for use behind a proxy that terminates TLS
  * (the service delivers only to https:// addresses).
@@ -133,7 +133,8 @@ function main(): void {
     ...(tls ? { tls } : {}),
     onEvent: (event) => console.log(describe(event, copy.apply(event))),
   });
-  const port = Number(process.env.PORT ?? 8443);
+  // RECEIVER_PORT, not PORT: a shell that runs the service beside it may have PORT set for the service.
+  const port = Number(process.env.RECEIVER_PORT ?? 8443);
   server.listen(port, () => console.log(`Receiving booking.created and booking.updated on ${tls ? 'https' : 'http'}://localhost:${port}/`));
   process.on('SIGTERM', () => server.close());
   process.on('SIGINT', () => server.close());

@@ -45,6 +45,8 @@ export interface IssuedInternalToken {
   documents: DocumentMode;
   /** Its budget of cost points per minute; null for the service's default. */
   costPerMinute: number | null;
+  /** Whether it reads personal data (the personal-data grant). */
+  personalData: boolean;
 }
 
 export interface InternalTokenSummary {
@@ -54,6 +56,7 @@ export interface InternalTokenSummary {
   workspaces: string[] | null;
   documents: DocumentMode;
   costPerMinute: number | null;
+  personalData: boolean;
   createdAt: string;
   state: 'active' | 'revoked';
 }
@@ -67,6 +70,8 @@ export interface InternalPrincipal {
   documents: DocumentMode;
   /** Its budget of cost points per minute; null for the service's default. */
   costPerMinute: number | null;
+  /** Whether it may read personal data (docs/internal-graphql.md, Personal data). */
+  personalData: boolean;
 }
 
 /** Comma-separated workspace ids → the distinct ids, refusing blanks. */
@@ -78,7 +83,14 @@ export function parseWorkspaceList(list: string): string[] {
 
 export async function createInternalToken(
   db: Queryable,
-  input: { name: string; workspaces?: readonly string[] | null | undefined; documents?: DocumentMode | undefined; costPerMinute?: number | null | undefined },
+  input: {
+    name: string;
+    workspaces?: readonly string[] | null | undefined;
+    documents?: DocumentMode | undefined;
+    costPerMinute?: number | null | undefined;
+    /** The personal-data grant; off unless given. */
+    personalData?: boolean | undefined;
+  },
 ): Promise<IssuedInternalToken> {
   const name = input.name.trim();
   if (name === '') throw new InputError('The token name must not be empty');
@@ -94,12 +106,13 @@ export async function createInternalToken(
   const token = generateInternalToken();
   const documents = input.documents ?? 'any';
   const costPerMinute = input.costPerMinute ?? null;
+  const personalData = input.personalData ?? false;
   try {
     const inserted = await db.query<{ id: string }>(
-      'INSERT INTO internal_tokens (name, token_hash, last4, workspaces, documents, cost_per_minute) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
-      [name, sha256(token), token.slice(-4), workspaces, documents, costPerMinute],
+      'INSERT INTO internal_tokens (name, token_hash, last4, workspaces, documents, cost_per_minute, personal_data) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id',
+      [name, sha256(token), token.slice(-4), workspaces, documents, costPerMinute, personalData],
     );
-    return { id: inserted.rows[0]!.id, name, token, workspaces, documents, costPerMinute };
+    return { id: inserted.rows[0]!.id, name, token, workspaces, documents, costPerMinute, personalData };
   } catch (error) {
     if ((error as { constraint?: string }).constraint === 'internal_tokens_active_name') {
       throw new InputError(`An active internal token is already named ${JSON.stringify(name)}; revoke it first or choose another name`);
@@ -116,9 +129,10 @@ export async function listInternalTokens(db: Queryable): Promise<InternalTokenSu
     workspaces: string[] | null;
     documents: DocumentMode;
     cost_per_minute: number | null;
+    personal_data: boolean;
     created_at: Date;
     revoked_at: Date | null;
-  }>('SELECT id, name, last4, workspaces, documents, cost_per_minute, created_at, revoked_at FROM internal_tokens ORDER BY created_at, id');
+  }>('SELECT id, name, last4, workspaces, documents, cost_per_minute, personal_data, created_at, revoked_at FROM internal_tokens ORDER BY created_at, id');
   return found.rows.map((row) => ({
     id: row.id,
     name: row.name,
@@ -126,6 +140,7 @@ export async function listInternalTokens(db: Queryable): Promise<InternalTokenSu
     workspaces: row.workspaces,
     documents: row.documents,
     costPerMinute: row.cost_per_minute,
+    personalData: row.personal_data,
     createdAt: row.created_at.toISOString(),
     state: row.revoked_at ? 'revoked' : 'active',
   }));
@@ -149,31 +164,35 @@ export async function revokeInternalToken(db: Queryable, by: { id: string } | { 
 }
 
 /**
- * Changes the document mode or the budget of an active token, by name; both take effect from the
- * next request on. Only what is given changes; `costPerMinute: null` returns to the default.
+ * Changes the document mode, the budget or the personal-data grant of an active token, by name;
+ * each takes effect from the next request on. Only what is given changes; `costPerMinute: null`
+ * returns to the default.
  */
 export async function updateInternalToken(
   db: Queryable,
   name: string,
-  changes: { documents?: DocumentMode | undefined; costPerMinute?: number | null | undefined },
-): Promise<{ id: string; name: string; documents: DocumentMode; costPerMinute: number | null }> {
-  if (changes.documents === undefined && changes.costPerMinute === undefined) throw new InputError('Give --documents, --cost-per-minute or both');
-  const updated = await db.query<{ id: string; name: string; documents: DocumentMode; cost_per_minute: number | null }>(
-    `UPDATE internal_tokens SET documents = coalesce($2, documents), cost_per_minute = CASE WHEN $3 THEN $4::integer ELSE cost_per_minute END
-      WHERE name = $1 AND revoked_at IS NULL RETURNING id, name, documents, cost_per_minute`,
-    [name, changes.documents ?? null, changes.costPerMinute !== undefined, changes.costPerMinute ?? null],
+  changes: { documents?: DocumentMode | undefined; costPerMinute?: number | null | undefined; personalData?: boolean | undefined },
+): Promise<{ id: string; name: string; documents: DocumentMode; costPerMinute: number | null; personalData: boolean }> {
+  if (changes.documents === undefined && changes.costPerMinute === undefined && changes.personalData === undefined) {
+    throw new InputError('Give --documents, --cost-per-minute, --personal-data or --no-personal-data');
+  }
+  const updated = await db.query<{ id: string; name: string; documents: DocumentMode; cost_per_minute: number | null; personal_data: boolean }>(
+    `UPDATE internal_tokens SET documents = coalesce($2, documents), cost_per_minute = CASE WHEN $3 THEN $4::integer ELSE cost_per_minute END,
+        personal_data = coalesce($5, personal_data)
+      WHERE name = $1 AND revoked_at IS NULL RETURNING id, name, documents, cost_per_minute, personal_data`,
+    [name, changes.documents ?? null, changes.costPerMinute !== undefined, changes.costPerMinute ?? null, changes.personalData ?? null],
   );
   const row = updated.rows[0];
   if (!row) throw new InputError(`No active internal token named ${JSON.stringify(name)}`);
-  return { id: row.id, name: row.name, documents: row.documents, costPerMinute: row.cost_per_minute };
+  return { id: row.id, name: row.name, documents: row.documents, costPerMinute: row.cost_per_minute, personalData: row.personal_data };
 }
 
 /** The active token with this hash, or null. Not cached: a revoked token is refused at once. */
 export async function findActiveInternalToken(db: Queryable, tokenHash: Buffer): Promise<InternalPrincipal | null> {
-  const found = await db.query<{ id: string; name: string; workspaces: string[] | null; documents: DocumentMode; cost_per_minute: number | null }>(
-    'SELECT id, name, workspaces, documents, cost_per_minute FROM internal_tokens WHERE token_hash = $1 AND revoked_at IS NULL',
+  const found = await db.query<{ id: string; name: string; workspaces: string[] | null; documents: DocumentMode; cost_per_minute: number | null; personal_data: boolean }>(
+    'SELECT id, name, workspaces, documents, cost_per_minute, personal_data FROM internal_tokens WHERE token_hash = $1 AND revoked_at IS NULL',
     [tokenHash],
   );
   const row = found.rows[0];
-  return row ? { id: row.id, name: row.name, workspaces: row.workspaces, documents: row.documents, costPerMinute: row.cost_per_minute } : null;
+  return row ? { id: row.id, name: row.name, workspaces: row.workspaces, documents: row.documents, costPerMinute: row.cost_per_minute, personalData: row.personal_data } : null;
 }

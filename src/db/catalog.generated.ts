@@ -17,7 +17,8 @@ export const catalog: Catalog = {
     "1763801200000_internal-token-governance",
     "1763801400000_catalog-facts",
     "1763801500000_list-order-indexes",
-    "1763801530000_api-key-activity"
+    "1763801530000_api-key-activity",
+    "1763801600000_internal-token-personal-data"
   ],
   "tables": {
     "api_key_request_counts": {
@@ -323,7 +324,8 @@ export const catalog: Catalog = {
         {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
         {"name":"revoked_at","type":"timestamp with time zone","nullable":true},
         {"name":"documents","type":"text","nullable":false,"default":"'any'::text"},
-        {"name":"cost_per_minute","type":"integer","nullable":true}
+        {"name":"cost_per_minute","type":"integer","nullable":true},
+        {"name":"personal_data","type":"boolean","nullable":false,"default":"false"}
       ],
       "primaryKey": ["id"],
       "foreignKeys": [],

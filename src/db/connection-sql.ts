@@ -1,5 +1,5 @@
 import { columnOf, fieldDefinition, type FieldType, type FilterOperator, type OrderTerm, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from './resource-registry.ts';
-import { COUNT_COLUMN, PARENT_COLUMN, ParameterList, flip, orderColumn, relationBase, sqlDirection, type GeneratedQuery } from './sql-parts.ts';
+import { COUNT_COLUMN, PARENT_COLUMN, ParameterList, flip, orderColumn, relationBase, sqlDirection, type Embedding, type GeneratedQuery } from './sql-parts.ts';
 import { utcTextColumn } from './timestamps.ts';
 
 /** One term of a connection's order: what it orders by, and how its value is typed in a cursor. */
@@ -30,8 +30,7 @@ export function connectionOrder(registry: ResourceRegistry, relation: RelationDe
 /** One condition of a connection's filter: `field operator value`. */
 export type FilterTerm = readonly [field: string, operator: FilterOperator];
 
-export interface ConnectionQueryOptions {
-  embedded?: readonly string[];
+export interface ConnectionQueryOptions extends Embedding {
   /** The target's fields to read (its key is always read); all of them when omitted. */
   fields?: readonly string[];
   filter?: readonly FilterTerm[];
@@ -52,7 +51,7 @@ export interface ConnectionQueryOptions {
  */
 export function buildConnectionQuery(registry: ResourceRegistry, relation: RelationDefinition, options: ConnectionQueryOptions = {}): GeneratedQuery {
   const params = new ParameterList();
-  const base = relationBase(registry, relation, params, options.embedded ?? [], options.fields, options.restricted ?? false);
+  const base = relationBase(registry, relation, params, options, options.fields, options.restricted ?? false);
   const { target, conditions } = base;
   const order = connectionOrder(registry, relation);
   const expression = (index: number) => `t.${columnOf(target, order[index]!.term.field)}`;
@@ -134,7 +133,7 @@ function termBeyond(term: ConnectionOrderTerm, expression: string, isNull: boole
 /** How many rows of a relation each parent has under a filter (a connection's `totalCount`), for many parents at once. */
 export function buildCountQuery(registry: ResourceRegistry, relation: RelationDefinition, options: { filter?: readonly FilterTerm[]; restricted?: boolean } = {}): GeneratedQuery {
   const params = new ParameterList();
-  const base = relationBase(registry, relation, params, [], [], options.restricted ?? false);
+  const base = relationBase(registry, relation, params, {}, [], options.restricted ?? false);
   for (const [field, operator] of options.filter ?? []) base.conditions.push(filterCondition(base.target, field, operator, params));
   const where = [`t.${base.foreign} = ANY($1)`, ...base.conditions].join(' AND ');
   return {

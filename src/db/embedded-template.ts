@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rename, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { packagePath } from '../package-root.ts';
@@ -18,14 +18,30 @@ import { ensurePrivateDirectory, removeGroupAndOtherAccess } from './private-fil
  */
 export const EMBEDDED_TEMPLATE_DIR = packagePath('dist', 'embedded-template');
 
+/** What the build says of the template beside it: the SHA-256 of the demo fixture it imported. */
+export const EMBEDDED_TEMPLATE_INFO = packagePath('dist', 'embedded-template.json');
+
+export interface TemplateInfo {
+  demoFixtureSha256: string;
+}
+
+/** The template's info, or null without a template (a build that could not make one, or none yet). */
+export async function readTemplateInfo(): Promise<TemplateInfo | null> {
+  if (!existsSync(join(EMBEDDED_TEMPLATE_DIR, 'PG_VERSION'))) return null;
+  return readFile(EMBEDDED_TEMPLATE_INFO, 'utf8')
+    .then((text) => JSON.parse(text) as TemplateInfo)
+    .catch(() => null);
+}
+
 /**
- * Copies the template into `dataDir` when it has no cluster yet and the build made one; true when
- * it did. The copy lands under a temporary name and is renamed into place, so that of two starts
+ * Copies the template into `dataDir` when it has no cluster yet, the build made one and `accept`
+ * takes it (a template of another demo fixture is not taken); true when it did. The copy lands under a temporary name and is renamed into place, so that of two starts
  * on one new directory only one cluster is ever put there.
  */
-export async function copyEmbeddedTemplate(dataDir: string): Promise<boolean> {
+export async function copyEmbeddedTemplate(dataDir: string, accept: (info: TemplateInfo | null) => boolean | Promise<boolean> = () => true): Promise<boolean> {
   const target = join(dataDir, 'pgdata');
   if (dataDir.startsWith('memory://') || existsSync(target) || !existsSync(join(EMBEDDED_TEMPLATE_DIR, 'PG_VERSION'))) return false;
+  if (!(await accept(await readTemplateInfo()))) return false;
   await ensurePrivateDirectory(dataDir);
   const staging = await mkdtemp(join(dataDir, 'pgdata-copy-'));
   try {

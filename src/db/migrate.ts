@@ -98,9 +98,38 @@ async function migrateAll(db: Database): Promise<MigrationResult> {
   return result;
 }
 
+/** A migration the database refused, named, with what to do about it; nothing of the run was applied. */
+export class MigrationError extends Error {
+  constructor(message: string, options: { cause: unknown }) {
+    super(message, options);
+    this.name = 'MigrationError';
+  }
+}
+
+const NOT_NULL_VIOLATION = '23502';
+
+/** What a maintainer reads when `migration` is refused: the file, and for a NOT NULL column on rows without a value, the ways out. */
+function migrationFailure(error: unknown, migration: string | null): Error {
+  const failure = error as { message?: string; code?: string; table?: string; column?: string };
+  if (!migration || typeof failure.code !== 'string') return error instanceof Error ? error : new Error(String(error));
+  const file = `src/db/migrations/${migration}.sql`;
+  const rolledBack = 'Nothing was applied: the pending migrations run in one transaction.';
+  if (failure.code === NOT_NULL_VIOLATION && failure.table && failure.column) {
+    return new MigrationError(
+      `${file} cannot be applied to this database: the column ${failure.table}.${failure.column} is NOT NULL, and rows of ${failure.table} that exist have no value for it ` +
+        `(PostgreSQL: ${failure.message}). Give it a DEFAULT in the migration (ALTER TABLE ${failure.table} ADD COLUMN ${failure.column} <type> NOT NULL DEFAULT <value>), ` +
+        `or add it without NOT NULL, fill it in, then SET NOT NULL. ${rolledBack}`,
+      { cause: error },
+    );
+  }
+  return new MigrationError(`${file} failed: ${failure.message} (SQLSTATE ${failure.code}). ${rolledBack}`, { cause: error });
+}
+
 async function migrateOwn(db: Database): Promise<MigrationResult> {
   const { runner } = await import('node-pg-migrate');
   const client = await db.pool.connect();
+  // node-pg-migrate announces each migration as it starts it: the one running when an error comes is the one refused.
+  let running: string | null = null;
   try {
     const ran = await runner({
       dbClient: client,
@@ -111,9 +140,18 @@ async function migrateOwn(db: Database): Promise<MigrationResult> {
       checkOrder: true,
       advisoryLockMode: 'wait',
       log: () => {},
-      logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+      logger: {
+        debug: () => {},
+        info: (message: string) => {
+          running = /^### MIGRATION (\S+) \(UP\) ###$/.exec(message)?.[1] ?? running;
+        },
+        warn: () => {},
+        error: () => {},
+      },
     });
     return { applied: ran.map((migration) => migration.name) };
+  } catch (error) {
+    throw migrationFailure(error, running);
   } finally {
     client.release();
   }

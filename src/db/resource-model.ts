@@ -2,6 +2,7 @@ import type { Catalog, CatalogColumn, CatalogTable } from './catalog.ts';
 import { indexesOf } from './list-scans.ts';
 import { links, type Link } from './links.ts';
 import { camelCase, lowerFirst, nearest, pascalCase, typeName } from './naming.ts';
+import { checkPersonalColumns, markPersonalColumns } from './personal-columns.ts';
 import { ResourceRegistry, type FieldDefinition, type FieldType, type OrderTerm, type RelationDefinition, type ResourceDefinition } from './resource-registry.ts';
 
 /** What the overlay says of one table (src/db/overlay.ts). */
@@ -22,8 +23,12 @@ export interface TableOverlay {
    * (`{ through: 'booking_id' }`), or `null` for data of no workspace.
    */
   workspace?: string | { through: string } | null;
-  /** Personal data: the audit trail records who selected it. */
-  personalData?: boolean;
+  /**
+   * Personal data: `true` for the whole table (every column), or the personal columns
+   * (`['email']`). Only tokens with the personal-data grant read them, and the audit trail names
+   * them when read (docs/internal-graphql.md).
+   */
+  personalData?: boolean | string[];
   /** The order of lists of these rows: columns, `-` before one for descending; the key is added last. */
   order?: string[];
   /** `Query.<root>(<key>)` looks one row up: the type's name in camelCase when omitted; `false` for none. */
@@ -163,6 +168,7 @@ export function deriveModel(catalog: Catalog, overlay: Overlay): ResourceModel {
     if (source.primaryKey.length !== 1) at(table, `${MODEL_SOURCES.catalog} gives ${table} ${source.primaryKey.length === 0 ? 'no primary key' : 'a primary key of several columns'}; a served table needs one key column`);
     const key = fieldOf.get(source.primaryKey[0] ?? '') ?? '';
     const model: TableModel = { table, type: typeOf.get(table)!, overlay: entry, catalog: source, fields, fieldOf, relations: new Map(), key, order: [] };
+    markPersonalColumns(model, at, (column) => missingColumn(table, 'personalData', column));
     model.order = orderOf(model, entry.order ?? [], (column) => missingColumn(table, 'order', column));
     tables.set(table, model);
   }
@@ -197,6 +203,7 @@ export function deriveModel(catalog: Catalog, overlay: Overlay): ResourceModel {
     }
   }
 
+  checkPersonalColumns(tables, allLinks, at);
   for (const model of tables.values()) {
     for (const name of Object.keys(model.overlay.deprecated ?? {})) {
       if (!model.fields[name] && !model.relations.has(name)) at(model.table, `deprecated names "${name}", which is neither a served field nor a relation of ${model.type}`);
@@ -231,7 +238,7 @@ function resourceOf(model: TableModel, tables: ReadonlyMap<string, TableModel>, 
       Object.entries(model.fields).map(([name, field]) => [name, entry.deprecated?.[name] ? { ...field, deprecated: entry.deprecated[name] } : field]),
     ),
     ...(model.catalog.description ? { description: model.catalog.description } : {}),
-    ...(entry.personalData ? { personalData: true } : {}),
+    ...(entry.personalData === true ? { personalData: true } : {}),
     ...(entry.maxPage ? { maxPage: entry.maxPage } : {}),
   };
   const workspace = entry.workspace === undefined ? (model.fieldOf.has('workspace_id') ? 'workspace_id' : undefined) : entry.workspace;

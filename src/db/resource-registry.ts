@@ -24,6 +24,11 @@ export interface FieldDefinition {
   description?: string;
   /** Marked `@deprecated` in the schema, with this reason. */
   deprecated?: string;
+  /**
+   * Personal data (the overlay's `personalData: ['email']`): read only for a caller that may read
+   * personal data, never filtered on by one that may not; the audit trail names it when read.
+   */
+  personal?: boolean;
 }
 
 /** A column name alone is a non-null `string` column. */
@@ -103,7 +108,7 @@ export interface ResourceDefinition {
    * reached only through that row, which the workspace restriction already covers.
    */
   workspaceThrough?: { field: string; resource: string };
-  /** Personal data: the audit trail records whether a request selected it. */
+  /** Personal data as a whole, every field of it (participants); single fields say so with `personal`. */
   personalData?: boolean;
   relations?: Record<string, RelationDefinition>;
   /** `Query` fields that look one row up by the resource's key, by name. */
@@ -127,6 +132,18 @@ export function columnOf(resource: ResourceDefinition, field: string): string {
   const spec = resource.fields[field];
   if (spec === undefined) throw new Error(`${resource.name} has no field ${field}`);
   return typeof spec === 'string' ? spec : spec.column;
+}
+
+const personal = new WeakMap<ResourceDefinition, ReadonlySet<string>>();
+
+/** The fields of a resource that hold personal data: all of them for a resource that is personal data as a whole. */
+export function personalFields(resource: ResourceDefinition): ReadonlySet<string> {
+  let fields = personal.get(resource);
+  if (!fields) {
+    fields = new Set(Object.keys(resource.fields).filter((field) => resource.personalData === true || fieldDefinition(resource, field).personal === true));
+    personal.set(resource, fields);
+  }
+  return fields;
 }
 
 /** The type and nullability of a field. */

@@ -1,6 +1,6 @@
 import { filterCondition, type FilterTerm } from './connection-sql.ts';
 import { columnOf, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from './resource-registry.ts';
-import { PARENT_COLUMN, ParameterList, relationBase, selectList, sqlDirection, workspaceCondition, type GeneratedQuery } from './sql-parts.ts';
+import { PARENT_COLUMN, ParameterList, relationBase, selectList, sqlDirection, workspaceCondition, type Embedding, type GeneratedQuery } from './sql-parts.ts';
 
 /**
  * The statements the loaders run, generated from the resource registry: lookups, relations (here),
@@ -14,6 +14,7 @@ export {
   joinedResource,
   orderColumn,
   type EmbeddedRelation,
+  type Embedding,
   type GeneratedQuery,
   type JoinedResource,
   type ParameterSource,
@@ -23,10 +24,10 @@ export {
  * `SELECT … FROM table WHERE field = ANY($1)`: rows of one resource by any of its fields. For a
  * token restricted to some workspaces, only rows of those workspaces.
  */
-export function buildLookup(resource: ResourceDefinition, field: string, options: { restricted?: boolean } = {}): GeneratedQuery {
+export function buildLookup(resource: ResourceDefinition, field: string, options: { restricted?: boolean; fields?: readonly string[] } = {}): GeneratedQuery {
   const params = new ParameterList();
   const column = columnOf(resource, field);
-  const list = selectList(resource, 't');
+  const list = selectList(resource, 't', '', options.fields && new Set([resource.key, ...options.fields]));
   const restriction = options.restricted ? workspaceCondition(resource, 't', params) : null;
   return {
     text: `SELECT t.${column} AS "${PARENT_COLUMN}", ${list.sql} FROM ${resource.table} t WHERE t.${column} = ANY($1)${restriction ? ` AND ${restriction}` : ''}`,
@@ -38,11 +39,9 @@ export function buildLookup(resource: ResourceDefinition, field: string, options
 }
 
 /** What a relation's statement reads: which filter conditions, embedded one-relations and fields. */
-export interface RelationQueryOptions {
+export interface RelationQueryOptions extends Embedding {
   /** Conditions of the field's `filter` argument (a whole list's), as a connection takes them. */
   filter?: readonly FilterTerm[];
-  /** One-relations of the target to read in the same statement (see `embeddable`). */
-  embedded?: readonly string[];
   /** The target's fields to read (its key is always read); all of them when omitted. */
   fields?: readonly string[];
   /** Only rows of the workspaces a restricted token may read. */
@@ -52,7 +51,7 @@ export interface RelationQueryOptions {
 /** The rows of a relation for many parents at once, in its order: one `= ANY($1)` scan. */
 export function buildRelationQuery(registry: ResourceRegistry, relation: RelationDefinition, options: RelationQueryOptions = {}): GeneratedQuery {
   const params = new ParameterList();
-  const base = relationBase(registry, relation, params, options.embedded ?? [], options.fields, options.restricted ?? false);
+  const base = relationBase(registry, relation, params, options, options.fields, options.restricted ?? false);
   const { target, conditions } = base;
   for (const [field, operator] of options.filter ?? []) conditions.push(filterCondition(target, field, operator, params));
   const order = (relation.orderBy ?? []).map((term) => `t.${columnOf(target, term.field)} ${sqlDirection(term.direction)}`);

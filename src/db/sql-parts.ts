@@ -68,11 +68,17 @@ export interface RelationBase {
   conditions: string[];
 }
 
+/** Which one-relations of the target a statement reads with it, and which of their fields (all of them when a relation is not named). */
+export interface Embedding {
+  embedded?: readonly string[] | undefined;
+  embeddedFields?: Readonly<Record<string, readonly string[]>> | undefined;
+}
+
 export function relationBase(
   registry: ResourceRegistry,
   relation: RelationDefinition,
   params: ParameterList,
-  embedded: readonly string[],
+  embedding: Embedding,
   fields: readonly string[] | undefined,
   restricted: boolean,
 ): RelationBase {
@@ -85,7 +91,7 @@ export function relationBase(
   const columns = [PARENT_COLUMN, ...own.names];
   const timestamps = [...own.timestamps];
 
-  embedded.forEach((name, index) => {
+  (embedding.embedded ?? []).forEach((name, index) => {
     if (!embeddable(registry, target, name)) throw new Error(`${target.name}.${name} cannot be embedded`);
     const one = registry.relation(target, name);
     const joined = registry.get(one.resource);
@@ -95,14 +101,18 @@ export function relationBase(
     const restriction = restricted ? workspaceCondition(joined, alias, params) : null;
     if (restriction) on.push(restriction);
     joins.push(` LEFT JOIN ${joined.table} ${alias} ON ${on.join(' AND ')}`);
-    const list = selectList(joined, alias, `${name}.`);
+    const only = embedding.embeddedFields?.[name];
+    const read = only && new Set([joined.key, ...only]);
+    const list = selectList(joined, alias, `${name}.`, read);
     selected.push(list.sql);
     columns.push(...list.names);
     timestamps.push(...list.timestamps);
     embeds.push({
       relation: name,
       keyAlias: `${name}.${joined.key}`,
-      fields: Object.keys(joined.fields).map((field) => [`${name}.${field}`, field]),
+      fields: Object.keys(joined.fields)
+        .filter((field) => !read || read.has(field))
+        .map((field) => [`${name}.${field}`, field]),
     });
   });
 

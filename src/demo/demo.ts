@@ -1,13 +1,17 @@
+import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { countActiveKeysEndingIn, createApiKey, revokeKeysNamed } from '../auth/api-key-store.ts';
 import type { Database } from '../db/database.ts';
-import { importFixture } from '../fixtures/import-fixture.ts';
+import { FixtureRefusedError, importFixture } from '../fixtures/import-fixture.ts';
+import { InputError } from '../input-error.ts';
 import { packagePath } from '../package-root.ts';
 import { findManagerEmail } from '../workspaces/member-store.ts';
 import { findKeylessWorkspaceNamed, findWorkspaceWithKeyNamed, workspaceExists } from '../workspaces/workspace-store.ts';
 
-export const DEMO_FIXTURE_PATH = packagePath('src', 'demo', 'demo-fixture.json');
+/** The file, as messages name it (from the package root). */
+export const DEMO_FIXTURE_FILE = 'src/demo/demo-fixture.json';
+export const DEMO_FIXTURE_PATH = packagePath(...DEMO_FIXTURE_FILE.split('/'));
 
 export interface DemoKeys {
   workspaceId: string;
@@ -15,22 +19,64 @@ export interface DemoKeys {
   fullKey: string;
   /** courses:read, bookings:read: bookings without participant data */
   limitedKey: string;
+  /** SHA-256 of the demo fixture the workspace was imported from. */
+  fixtureSha256?: string;
+  /** What the start did about a demo fixture changed since the build or the data directory's import; printed with the keys. */
+  notice?: string;
 }
 
 const FULL_NAME = 'Demo key (all scopes)';
 const LIMITED_NAME = 'Demo key (no participants:read)';
 
-export async function loadDemoFixture(): Promise<unknown> {
-  return JSON.parse(await readFile(DEMO_FIXTURE_PATH, 'utf8'));
+/** The demo fixture as it is now, and the SHA-256 of its bytes. */
+export async function readDemoFixture(): Promise<{ fixture: unknown; sha256: string }> {
+  const bytes = await readFile(DEMO_FIXTURE_PATH);
+  let fixture: unknown;
+  try {
+    fixture = JSON.parse(bytes.toString('utf8'));
+  } catch (error) {
+    throw new InputError(`${DEMO_FIXTURE_FILE} is not JSON: ${(error as Error).message}`);
+  }
+  return { fixture, sha256: createHash('sha256').update(bytes).digest('hex') };
 }
 
-export async function importDemo(db: Database): Promise<{ workspaceId: string; ids: Record<string, string> }> {
-  return importFixture(db, await loadDemoFixture(), {});
+/** Identical problems of many rows in one line: `bookings[0] (ref "b1") and 19 more: channel is missing: …`. */
+function grouped(problems: readonly string[]): string[] {
+  const byText = new Map<string, string[]>();
+  for (const problem of problems) {
+    const split = /^(.*?\]?(?: \(ref "[^"]*"\))?): (.*)$/.exec(problem);
+    const [element, text] = split ? [split[1]!, split[2]!] : ['', problem];
+    byText.set(text, [...(byText.get(text) ?? []), element]);
+  }
+  return [...byText].map(([text, elements]) => (elements[0] ? `${elements[0]}${elements.length > 1 ? ` and ${elements.length - 1} more` : ''}: ${text}` : text));
+}
+
+/**
+ * The demo fixture refused by the database the migrations give: named, with each problem once
+ * and, for a NOT NULL column its rows leave out, the two ways out.
+ */
+export function demoFixtureRefusal(error: FixtureRefusedError): InputError {
+  const lines = [`${DEMO_FIXTURE_FILE} does not fit the migrations: the demo workspace is imported from it, and it is refused:`, ...grouped(error.problems).map((line) => `  - ${line}`)];
+  for (const { table, column, type } of error.missing) {
+    lines.push(
+      `The column ${table}.${column} is NOT NULL without a default: every row needs a value, the demo's and those of every database the migration will run on. ` +
+        `Give it a DEFAULT in its migration (ALTER TABLE ${table} ADD COLUMN ${column} ${type} NOT NULL DEFAULT <value>), or give each row of ${table} in ${DEMO_FIXTURE_FILE} a value for it.`,
+    );
+  }
+  return new InputError(lines.join('\n'));
+}
+
+export async function importDemo(db: Database, fixture?: unknown): Promise<{ workspaceId: string; ids: Record<string, string> }> {
+  try {
+    return await importFixture(db, fixture ?? (await readDemoFixture()).fixture, {});
+  } catch (error) {
+    throw error instanceof FixtureRefusedError ? demoFixtureRefusal(error) : error;
+  }
 }
 
 async function issueKeys(db: Database, workspaceId: string): Promise<DemoKeys> {
   const memberEmail = await findManagerEmail(db, workspaceId);
-  if (!memberEmail) throw new Error('The demo workspace has no owner or admin');
+  if (!memberEmail) throw new InputError(`The demo workspace has no owner or admin: ${DEMO_FIXTURE_FILE} needs a member with role owner or admin`);
   // Earlier demo keys of this workspace stop working: only the printed ones are live.
   await revokeKeysNamed(db, workspaceId, [FULL_NAME, LIMITED_NAME]);
   const full = await createApiKey(db, {
@@ -45,31 +91,50 @@ async function issueKeys(db: Database, workspaceId: string): Promise<DemoKeys> {
 
 /**
  * The embedded demo: imported on first start, its two keys kept in the data directory (and only
- * there) so that every start can print keys that work.
+ * there) so that every start can print keys that work. `templateFixtureSha256` is the fixture the
+ * build's template was made with (null without a template): a first start uses the template's demo
+ * only when it is the current fixture's. A fixture changed since the demo was imported is imported
+ * again, as a new workspace, and the start says so.
  */
-export async function ensureEmbeddedDemo(db: Database, dataDir: string): Promise<DemoKeys> {
+export async function ensureEmbeddedDemo(db: Database, dataDir: string, templateFixtureSha256: string | null = null): Promise<DemoKeys> {
   const file = join(dataDir, 'demo-keys.json');
+  const current = await readDemoFixture();
+  const save = async (keys: DemoKeys) => {
+    const saved = { ...keys, fixtureSha256: current.sha256 };
+    await writeFile(file, JSON.stringify({ ...saved, notice: undefined }, null, 2), { mode: 0o600 });
+    return saved;
+  };
   const saved = await readFile(file, 'utf8')
     .then((text) => JSON.parse(text) as DemoKeys)
     .catch(() => null);
   if (saved && (await workspaceExists(db, saved.workspaceId))) {
-    if ((await countActiveKeysEndingIn(db, saved.workspaceId, [saved.fullKey.slice(-4), saved.limitedKey.slice(-4)])) === 2) return saved;
-    const keys = await issueKeys(db, saved.workspaceId);
-    await writeFile(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
-    return keys;
+    // Data directories from before the hash was kept hold the fixture of their time: it is taken as the current one.
+    if (saved.fixtureSha256 !== undefined && saved.fixtureSha256 !== current.sha256) {
+      const fresh = await importDemo(db, current.fixture);
+      await revokeKeysNamed(db, saved.workspaceId, [FULL_NAME, LIMITED_NAME]);
+      const keys = await save(await issueKeys(db, fresh.workspaceId));
+      return {
+        ...keys,
+        notice: `${DEMO_FIXTURE_FILE} changed since this data directory's demo was imported: imported it again as workspace ${fresh.workspaceId}; the earlier demo workspace ${saved.workspaceId} stays, its demo keys revoked.`,
+      };
+    }
+    if ((await countActiveKeysEndingIn(db, saved.workspaceId, [saved.fullKey.slice(-4), saved.limitedKey.slice(-4)])) === 2) {
+      return saved.fixtureSha256 === undefined ? save(saved) : saved;
+    }
+    return save(await issueKeys(db, saved.workspaceId));
   }
   // A data directory started from the build's template holds the demo already, without keys.
-  const fixture = (await loadDemoFixture()) as { workspace: { name: string } };
-  const workspaceId = (await findKeylessWorkspaceNamed(db, fixture.workspace.name)) ?? (await importDemo(db)).workspaceId;
-  const keys = await issueKeys(db, workspaceId);
-  await writeFile(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
-  return keys;
+  const fromTemplate = templateFixtureSha256 === current.sha256 ? await findKeylessWorkspaceNamed(db, (current.fixture as { workspace: { name: string } }).workspace.name) : null;
+  const workspaceId = fromTemplate ?? (await importDemo(db, current.fixture)).workspaceId;
+  const keys = await save(await issueKeys(db, workspaceId));
+  if (templateFixtureSha256 === null || templateFixtureSha256 === current.sha256) return keys;
+  return { ...keys, notice: `${DEMO_FIXTURE_FILE} changed since npm run build: imported it now instead of the build's copy (run npm run build to make first starts fast again).` };
 }
 
 /** DEMO=true on a real PostgreSQL: the demo workspace once, fresh keys each start, nothing stored. */
 export async function ensureDatabaseDemo(db: Database): Promise<DemoKeys> {
-  const fixture = (await loadDemoFixture()) as { workspace: { name: string } };
-  const existing = await findWorkspaceWithKeyNamed(db, fixture.workspace.name, FULL_NAME);
-  const workspaceId = existing ?? (await importDemo(db)).workspaceId;
+  const { fixture } = await readDemoFixture();
+  const existing = await findWorkspaceWithKeyNamed(db, (fixture as { workspace: { name: string } }).workspace.name, FULL_NAME);
+  const workspaceId = existing ?? (await importDemo(db, fixture)).workspaceId;
   return issueKeys(db, workspaceId);
 }

@@ -1,5 +1,5 @@
 import type { GraphQLSchema } from 'graphql';
-import { FILTER_OPERATORS, fieldDefinition, type FieldDefinition, type FilterOperator, type ResourceDefinition, type ResourceRegistry } from '../db/resource-registry.ts';
+import { FILTER_OPERATORS, fieldDefinition, personalFields, type FieldDefinition, type FilterOperator, type ResourceDefinition, type ResourceRegistry } from '../db/resource-registry.ts';
 import { connectionOrder, type ConnectionOrderTerm } from '../db/sql-builder.ts';
 import { MAX_PAGE_SIZE } from '../loaders/connection-arguments.ts';
 
@@ -80,6 +80,8 @@ type PageInfo {
 }
 `;
 
+const PERSONAL_FILTER = 'Personal data: only tokens with the personal-data grant may filter on it.';
+
 const OPERATOR_DESCRIPTIONS: Record<FilterOperator, string> = {
   eq: 'equal to',
   in: 'equal to one of',
@@ -99,10 +101,11 @@ export function listTypes(registry: ResourceRegistry, enumDescriptions: Readonly
   const definitions: string[] = [PAGE_INFO];
   const leafFilters = new Map<string, readonly FilterOperator[]>();
   for (const resource of registry.all()) {
+    const personal = personalFields(resource);
     const fields = Object.keys(resource.fields).map((name) => {
       const leaf = leafTypeOf(fieldDefinition(resource, name));
       leafFilters.set(leaf, FILTER_OPERATORS[fieldDefinition(resource, name).type]);
-      return `  ${name}: ${leaf}Filter`;
+      return `${personal.has(name) ? `  ${JSON.stringify(PERSONAL_FILTER)}\n` : ''}  ${name}: ${leaf}Filter`;
     });
     definitions.push(`"Conditions on ${resource.name} rows; every condition given must hold."\ninput ${filterTypeName(resource.name)} {\n${fields.join('\n')}\n}`);
     const connection = connectionTypeName(resource.name);

@@ -1,6 +1,6 @@
 import type { components } from '../contract/public-v1-types.ts';
 import type { BookingSource, BookingStatus } from './operation-types.generated.ts';
-import type { BookingResult, CourseRunResult, OperationResults } from './operations.ts';
+import type { BookingResult, CourseRunResult, OperationName, OperationResults } from './operations.ts';
 
 /**
  * The public JSON representation of a course and a booking, built from the fixed operations'
@@ -76,3 +76,14 @@ export function toBooking(booking: BookingResult, withParticipant: boolean): Boo
   }
   return mapped;
 }
+
+/**
+ * What each fixed operation fills of the contract: the schema of openapi/public-v1.yaml its
+ * result becomes, item by item, with every variant included (participants too). Messages about a
+ * broken operation name the contract's fields through it (operation-problems.ts).
+ */
+export const PUBLIC_ANSWERS: { [Name in OperationName]: { schema: keyof components['schemas']; represent(data: OperationResults[Name]): unknown[] } } = {
+  courses: { schema: 'Course', represent: (data) => courseRunsOf(data).map(toCourse) },
+  bookings: { schema: 'Booking', represent: (data) => bookingsOf(data).map((booking) => toBooking(booking, true)) },
+  webhookBooking: { schema: 'Booking', represent: (data) => (data.booking ? [toBooking(data.booking, true)] : []) },
+};

@@ -95,8 +95,8 @@ function registryResolvers(registry: ResourceRegistry): IResolvers<Row, GraphQLC
   const resolvers: Record<string, Record<string, unknown>> = { Query: {} };
   for (const resource of registry.all()) {
     for (const [fieldName, root] of Object.entries(resource.roots ?? {})) {
-      resolvers.Query![fieldName] = (_: unknown, args: Record<string, unknown>, context: GraphQLContext) =>
-        context.loaders.lookup(resource.name, String(args[root.argument]), root.field);
+      resolvers.Query![fieldName] = (_: unknown, args: Record<string, unknown>, context: GraphQLContext, info: SelectionInfo) =>
+        context.loaders.lookup(resource.name, String(args[root.argument]), root.field, context.selections.fields(info));
     }
     const typeResolvers: Record<string, unknown> = {};
     for (const [relationName, relation] of Object.entries(resource.relations ?? {})) {

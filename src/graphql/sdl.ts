@@ -1,5 +1,5 @@
 import type { ResourceModel } from '../db/resource-model.ts';
-import { fieldDefinition, type ResourceDefinition } from '../db/resource-registry.ts';
+import { fieldDefinition, personalFields, type ResourceDefinition } from '../db/resource-registry.ts';
 import { connectionField, connectionFieldName, connectionTypeName, filterTypeName, leafTypeOf, listTypes, type ConnectionField, type ListIndex, type PlainListField } from './connections.ts';
 
 export interface GeneratedSdl {
@@ -31,9 +31,11 @@ export function generateSdl(model: Pick<ResourceModel, 'registry' | 'enums'>): G
   const definitions = [DATE_TIME];
   const roots: string[] = [];
   for (const resource of registry.all()) {
+    const personal = personalFields(resource);
     const fields = Object.keys(resource.fields).map((name) => {
       const field = fieldDefinition(resource, name);
-      return `${describe(field.description, '  ')}  ${name}: ${leafTypeOf(field)}${field.nullable ? '' : '!'}${deprecation(field.deprecated)}`;
+      const description = joined(field.description, personal.has(name) && !resource.personalData ? PERSONAL_FIELD : undefined);
+      return `${describe(description, '  ')}  ${name}: ${leafTypeOf(field)}${field.nullable ? '' : '!'}${deprecation(field.deprecated)}`;
     });
     for (const [name, relation] of Object.entries(resource.relations ?? {})) {
       if (relation.kind === 'one') {
@@ -49,7 +51,7 @@ export function generateSdl(model: Pick<ResourceModel, 'registry' | 'enums'>): G
         connectionField(registry, resource, name, lead) + deprecation(relation.deprecated),
       );
     }
-    definitions.push(`${describe(resource.description)}type ${resource.name} {\n${fields.join('\n')}\n}`);
+    definitions.push(`${describe(joined(resource.description, resource.personalData ? PERSONAL_TYPE : undefined))}type ${resource.name} {\n${fields.join('\n')}\n}`);
     for (const [name, root] of Object.entries(resource.roots ?? {})) {
       roots.push(`  ${JSON.stringify(`The ${resource.name} of this ${root.argument}; null when there is none (or, for a token restricted to workspaces, when it is another workspace's).`)}\n  ${name}(${root.argument}: ID!): ${resource.name}`);
     }
@@ -62,6 +64,12 @@ export function generateSdl(model: Pick<ResourceModel, 'registry' | 'enums'>): G
   const connectionTypes = new Set(registry.all().map((resource) => connectionTypeName(resource.name)));
   return { typeDefs: definitions.join('\n\n'), index: { connections, connectionTypes, plainLists } };
 }
+
+/** What the schema says of personal data (docs/internal-graphql.md, Personal data). */
+const PERSONAL_FIELD = 'Personal data: only tokens with the personal-data grant may select it or filter on it.';
+const PERSONAL_TYPE = 'Only tokens with the personal-data grant may select it: every field is personal data.';
+
+const joined = (...parts: Array<string | undefined>) => parts.map((part) => part?.trim()).filter(Boolean).join(' ') || undefined;
 
 const deprecation = (reason: string | undefined) => (reason ? ` @deprecated(reason: ${JSON.stringify(reason)})` : '');
 

@@ -12,6 +12,9 @@ import {
   type FragmentDefinitionNode,
   type FragmentSpreadNode,
   type GraphQLCompositeType,
+  type GraphQLField,
+  type GraphQLInterfaceType,
+  type GraphQLObjectType,
   type GraphQLSchema,
   type InlineFragmentNode,
   type OperationDefinitionNode,
@@ -88,16 +91,22 @@ function fieldsNamed(set: SelectionSetNode | undefined, info: SelectionInfo, nam
   }
 }
 
-function collect(set: SelectionSetNode | undefined, info: SelectionInfo, names: Set<string>, visited: Set<string>): void {
+/**
+ * Names selected under `set`, and one level further the names under each of them as
+ * `field.name` (a field name holds no dot): a statement that reads a one-relation with its parent
+ * reads the personal fields of it that are selected, and no other.
+ */
+function collect(set: SelectionSetNode | undefined, info: SelectionInfo, names: Set<string>, visited: Set<string>, prefix = ''): void {
   for (const selection of set?.selections ?? []) {
     if (!included(selection, info.variableValues)) continue;
     if (selection.kind === Kind.FIELD) {
-      names.add(selection.name.value);
+      names.add(prefix + selection.name.value);
+      if (prefix === '' && selection.selectionSet) collect(selection.selectionSet, info, names, new Set(), `${selection.name.value}.`);
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-      collect(selection.selectionSet, info, names, visited);
+      collect(selection.selectionSet, info, names, visited, prefix);
     } else if (!visited.has(selection.name.value)) {
       visited.add(selection.name.value);
-      collect(info.fragments[selection.name.value]?.selectionSet, info, names, visited);
+      collect(info.fragments[selection.name.value]?.selectionSet, info, names, visited, prefix);
     }
   }
 }
@@ -109,43 +118,40 @@ export function included(node: FieldNode | InlineFragmentNode | FragmentSpreadNo
   return getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false;
 }
 
+/** A field an operation selects, with the type it is selected on. */
+export type SelectedField = (parent: GraphQLObjectType | GraphQLInterfaceType, field: GraphQLField<unknown, unknown>, node: FieldNode) => void;
+
 /**
- * Whether an operation selects a field whose type is one of `types` (fragments included, `@skip`
- * and `@include` applied with the request's variables): the audit trail's "personal data selected".
+ * Visits every field an operation selects (through its fragments, each fragment once, `@skip` and
+ * `@include` applied with the request's variables), with the type it is selected on: what the
+ * internal endpoint asks of a document before it runs (personal data without the grant).
  */
-export function selectsAnyType(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  operation: OperationDefinitionNode,
-  variables: Record<string, unknown>,
-  types: ReadonlySet<string>,
-): boolean {
+export function eachSelectedField(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>, visit: SelectedField): void {
   const fragments: Record<string, FragmentDefinitionNode> = {};
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
   const root = schema.getRootType(operation.operation);
-  if (!root || types.size === 0) return false;
+  if (!root) return;
   const visited = new Set<string>();
-  const walk = (set: SelectionSetNode | undefined, parent: GraphQLCompositeType): boolean => {
+  const walk = (set: SelectionSetNode | undefined, parent: GraphQLCompositeType): void => {
     for (const selection of set?.selections ?? []) {
       if (!included(selection, variables)) continue;
       if (selection.kind === Kind.FIELD) {
         if (!isObjectType(parent) && !isInterfaceType(parent)) continue;
         const field = parent.getFields()[selection.name.value];
         if (!field) continue;
+        visit(parent, field, selection);
         const named = getNamedType(field.type);
-        if (types.has(named.name)) return true;
-        if (isCompositeType(named) && walk(selection.selectionSet, named)) return true;
+        if (isCompositeType(named)) walk(selection.selectionSet, named);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const condition = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
-        if (isCompositeType(condition) && walk(selection.selectionSet, condition)) return true;
+        if (isCompositeType(condition)) walk(selection.selectionSet, condition);
       } else if (!visited.has(selection.name.value)) {
         visited.add(selection.name.value);
         const fragment = fragments[selection.name.value];
         const condition = fragment && schema.getType(fragment.typeCondition.name.value);
-        if (fragment && isCompositeType(condition) && walk(fragment.selectionSet, condition)) return true;
+        if (fragment && isCompositeType(condition)) walk(fragment.selectionSet, condition);
       }
     }
-    return false;
   };
-  return walk(operation.selectionSet, root);
+  walk(operation.selectionSet, root);
 }

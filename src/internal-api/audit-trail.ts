@@ -1,15 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { RequestHandler, Response } from 'express';
-import { getVariableValues, type GraphQLSchema } from 'graphql';
-import type { ResourceRegistry } from '../db/resource-registry.ts';
-import { selectsAnyType } from '../graphql/selection.ts';
 import type { Logger } from '../logger.ts';
 
 /**
  * What the audit trail records of one internal request. Never the variables' values, never the
  * result: who asked (the token's name), what (the operation's name and a hash of the document),
- * how long it took, how many rows the database returned and whether personal data was selected.
+ * how long it took, how many rows the database returned and which personal columns it read.
  */
 export interface AuditRecord {
   tokenId: string | null;
@@ -17,7 +14,8 @@ export interface AuditRecord {
   operationName: string | null;
   /** SHA-256 (hex) of the query document. */
   documentHash: string | null;
-  participantData: boolean;
+  /** The personal columns (`table.column`) the request's statements read or compared, sorted. */
+  personalColumns: () => string[];
   /** Error codes of the answer (never their messages' details). */
   errorCodes: string[];
   /** How many rows the request's statements returned so far. */
@@ -37,7 +35,7 @@ export function useAuditTrail(logger: Logger): RequestHandler {
       tokenName: null,
       operationName: null,
       documentHash: null,
-      participantData: false,
+      personalColumns: () => [],
       errorCodes: [],
       rows: () => 0,
     };
@@ -53,7 +51,7 @@ export function useAuditTrail(logger: Logger): RequestHandler {
           status: res.statusCode,
           durationMs: Math.round((performance.now() - started) * 10) / 10,
           rows: record.rows(),
-          participantData: record.participantData,
+          personalColumns: record.personalColumns(),
           errorCodes: record.errorCodes,
         },
         'internal graphql request',
@@ -64,8 +62,7 @@ export function useAuditTrail(logger: Logger): RequestHandler {
 }
 
 /** Fills the request's audit record from inside Apollo Server: the document, the operation, the errors. */
-export function useAuditPlugin(schema: GraphQLSchema, registry: ResourceRegistry): ApolloServerPlugin<{ audit: AuditRecord }> {
-  const personal = new Set(registry.all().filter((resource) => resource.personalData).map((resource) => resource.name));
+export function useAuditPlugin(): ApolloServerPlugin<{ audit: AuditRecord }> {
   return {
     async requestDidStart({ contextValue }) {
       const record = contextValue.audit;
@@ -73,12 +70,8 @@ export function useAuditPlugin(schema: GraphQLSchema, registry: ResourceRegistry
         async didResolveSource({ queryHash }) {
           record.documentHash = queryHash;
         },
-        async didResolveOperation({ operation, operationName, document, request }) {
+        async didResolveOperation({ operationName }) {
           record.operationName = operationName ?? null;
-          if (!operation) return;
-          // Defaults applied, as execution applies them; variables that do not fit are refused before anything runs.
-          const variables = getVariableValues(schema, operation.variableDefinitions ?? [], request.variables ?? {});
-          if (variables.coerced) record.participantData = selectsAnyType(schema, document, operation, variables.coerced, personal);
         },
         async willSendResponse({ response }) {
           if (response.body.kind === 'single') {

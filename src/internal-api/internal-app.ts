@@ -24,6 +24,7 @@ import { documentGate } from './document-gate.ts';
 import { DOCUMENT_LIMITS, documentLimits } from './document-limits.ts';
 import { explorerRouter } from './explorer-page.ts';
 import { useFieldUsage } from './field-usage.ts';
+import { usePersonalDataGrant } from './personal-data-grant.ts';
 import { answerErrors, notFound, sendListenerError } from './listener-errors.ts';
 import { metricsRouter } from './metrics-route.ts';
 
@@ -92,7 +93,7 @@ function authenticate(db: Database, bootstrapToken: string, logger: Logger): Req
     let principal: InternalPrincipal | null = null;
     // Compare digests so that the comparison takes the same time whatever the length.
     if (presented && timingSafeEqual(sha256(presented), bootstrap)) {
-      principal = { id: null, name: BOOTSTRAP_TOKEN_NAME, workspaces: null, documents: 'any', costPerMinute: null };
+      principal = { id: null, name: BOOTSTRAP_TOKEN_NAME, workspaces: null, documents: 'any', costPerMinute: null, personalData: true };
     } else if (presented && isWellFormedInternalToken(presented)) {
       try {
         principal = await findActiveInternalToken(db, sha256(presented));
@@ -144,10 +145,11 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     persistedQueries: false,
     // The explorer is ours (explorer-page.ts): Apollo's landing page would load its code from a CDN.
     plugins: [
+      usePersonalDataGrant(options.schema, options.registry),
       ...limits.plugins,
       useCostBudget(budget, ({ meter }) => Math.ceil(meter.ms / POINT_MS)),
       useFieldUsage(options.schema, options.metrics, logger),
-      useAuditPlugin(options.schema, options.registry),
+      useAuditPlugin(),
       ApolloServerPluginLandingPageDisabled(),
     ],
     formatError: (formatted, error) => {
@@ -187,9 +189,10 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
         const principal = (res.locals as { principal: InternalPrincipal }).principal;
         const meter: StatementMeter = { statements: 0, ms: 0 };
         const reads = (options.reads?.() ?? options.db).metered(meter);
-        const context = requestContext({ registry: options.registry, db: reads }, { workspaces: principal.workspaces });
+        const context = requestContext({ registry: options.registry, db: reads }, { workspaces: principal.workspaces, personalData: principal.personalData });
         const audit = auditRecordOf(res);
         audit.rows = () => context.loaders.rowsRead;
+        audit.personalColumns = () => context.loaders.personalColumnsRead;
         return { ...context, audit, principal, meter, cost: { estimate: 0, reserved: null, extension: null } };
       },
     }),

@@ -8,16 +8,18 @@ import {
   buildLookup,
   buildRelationQuery,
   connectionOrder,
-  embeddable,
   orderColumn,
-  type ConnectionOrderTerm,
+  type FilterTerm,
   type GeneratedQuery,
 } from '../db/sql-builder.ts';
-import { parseConnectionArguments, parseFilter, type ConnectionArguments } from './connection-arguments.ts';
+import { parseConnectionArguments, parseFilter } from './connection-arguments.ts';
 import { encodeCursor } from './cursor.ts';
+import { PersonalAccess } from './personal-access.ts';
+import type { ConnectionPlan, Page, RelationPlan } from './plans.ts';
+import { statementShape } from './statement-shape.ts';
 import { EMBEDDED, bind, cachedStatement, readByParent, type Binding, type EmbeddingRow, type RelationArguments, type Row, type Statement } from './statements.ts';
 
-export type { RelationArguments, Row };
+export type { Page, RelationArguments, Row };
 
 export interface LoaderOptions {
   /**
@@ -26,36 +28,11 @@ export interface LoaderOptions {
    * workspace's row is missing exactly as if it did not exist. Absent: every workspace.
    */
   workspaces?: readonly string[] | null | undefined;
-}
-
-/** One page of a connection for one parent row, in the list's order. */
-export interface Page {
-  rows: Row[];
-  /** Exact when paging forward (`first`); false when paging backward, as Relay allows. */
-  hasNextPage: boolean;
-  /** Exact when paging backward (`last`); false when paging forward, as Relay allows. */
-  hasPreviousPage: boolean;
-  cursor(row: Row): string;
-  /** Every row of the parent that the filter lets through (a statement of its own, batched, read only when asked for). */
-  totalCount(): Promise<number>;
-}
-
-/** What one relation field of one execution needs: planned once, used for every parent row. */
-interface RelationPlan {
-  relation: RelationDefinition;
-  statement: Statement;
-  values: unknown[];
-  loaderKey: string;
-}
-
-/** A connection field of one execution: its statement, checked arguments and the list's order. */
-interface ConnectionPlan extends RelationPlan {
-  parent: ResourceDefinition;
-  relationName: string;
-  list: string;
-  order: readonly ConnectionOrderTerm[];
-  args: ConnectionArguments;
-  count?: RelationPlan;
+  /**
+   * Whether personal fields may be read (an internal token without the personal-data grant: no).
+   * Without it no statement reads or compares a personal column. Absent: they may.
+   */
+  personalData?: boolean | undefined;
 }
 
 const nullPattern = (values: readonly unknown[] | undefined) => values?.map((value) => value === null);
@@ -69,6 +46,7 @@ export class Loaders {
   readonly #registry: ResourceRegistry;
   readonly #db: Queryable;
   readonly #workspaces: readonly string[] | null;
+  readonly #personal: PersonalAccess;
   /**
    * Plans of this request's fields, by the set of names selected under a field (one object per
    * field and execution, see `relation`) and the relation: made once per field, not once per
@@ -81,6 +59,12 @@ export class Loaders {
     this.#registry = registry;
     this.#db = db;
     this.#workspaces = options.workspaces ?? null;
+    this.#personal = new PersonalAccess(options.personalData ?? true);
+  }
+
+  /** The personal columns this request's statements read so far (`table.column`), for the audit trail. */
+  get personalColumnsRead(): string[] {
+    return this.#personal.read;
   }
 
   /** Rows the database returned to this request's statements so far. */
@@ -100,18 +84,27 @@ export class Loaders {
     if (this.#restricted) return;
     const resource = this.#registry.get(resourceName);
     const by = resource.key;
-    const statement = cachedStatement(this.#registry, `lookup:${resource.name}.${by}`, () => buildLookup(resource, by));
-    this.#loader(`lookup:${resource.name}.${by}`, statement, [], true).prime(String(row[by]), [row]);
+    // The lookup that selects no personal field is the one the row answers (it may hold more).
+    const { key, statement } = this.#lookupStatement(resource, by, this.#personal.fieldsToRead(resource, undefined, () => false));
+    this.#loader(key, statement, [], true, []).prime(String(row[by]), [row]);
   }
 
-  /** One row of `resourceName` whose `field` (its key by default) equals `value`. */
-  async lookup(resourceName: string, value: string, field?: string): Promise<Row | null> {
+  #lookupStatement(resource: ResourceDefinition, by: string, fields: string[] | undefined): { key: string; statement: Statement } {
+    const key = `lookup:${resource.name}.${by}${fields ? `{${fields.join(',')}}` : ''}${this.#restricted ? ':restricted' : ''}`;
+    return { key, statement: cachedStatement(this.#registry, key, () => buildLookup(resource, by, { restricted: this.#restricted, ...(fields ? { fields } : {}) })) };
+  }
+
+  /**
+   * One row of `resourceName` whose `field` (its key by default) equals `value`: every field but
+   * the personal ones, which are read only when `selected` names them.
+   */
+  async lookup(resourceName: string, value: string, field?: string, selected?: ReadonlySet<string>): Promise<Row | null> {
     const resource = this.#registry.get(resourceName);
     const by = field ?? resource.key;
-    const key = `lookup:${resource.name}.${by}${this.#restricted ? ':restricted' : ''}`;
-    const statement = cachedStatement(this.#registry, key, () => buildLookup(resource, by, { restricted: this.#restricted }));
+    const fields = this.#personal.fieldsToRead(resource, undefined, (name) => selected?.has(name) ?? false);
+    const { key, statement } = this.#lookupStatement(resource, by, fields);
     const values = bind(statement.query.parameters, { workspaces: this.#workspaces });
-    const rows = await this.#loader(key, statement, values, true).load(value);
+    const rows = await this.#loader(key, statement, values, true, this.#personal.columns(resource, [by, resource.key, ...(fields ?? [])])).load(value);
     return rows[0] ?? null;
   }
 
@@ -127,7 +120,7 @@ export class Loaders {
     const plan = this.#memoized('relation', parent, relationName, selected, () => this.#relationPlan(parent, relationName, args, selected));
     const parentValue = row[plan.relation.localField];
     if (parentValue === null || parentValue === undefined) return [];
-    return this.#loader(plan.loaderKey, plan.statement, plan.values, false).load(String(parentValue));
+    return this.#loader(plan.loaderKey, plan.statement, plan.values, false, plan.personal).load(String(parentValue));
   }
 
   /** The plan of one field of this request, made on its first parent row. */
@@ -148,44 +141,41 @@ export class Loaders {
   }
 
   /**
-   * What a statement reads of the target, given the names selected under the field: only those
-   * fields (and the local fields of its relations, which resolve from them), and its selected
-   * one-relations that can be read in the same statement. Everything when nothing says.
-   */
-  #shape(target: ResourceDefinition, selected: ReadonlySet<string> | undefined): { embeds: string[]; fields: string[] | undefined; key: string } {
-    if (!selected) return { embeds: [], fields: undefined, key: '[]{*}' };
-    const embeds = Object.keys(target.relations ?? {}).filter((name) => selected.has(name) && embeddable(this.#registry, target, name));
-    // A relation's own column is read only when the relation is selected: every resource has a
-    // `workspace` relation, and its column on each of 100,000 session rows is memory for nothing.
-    const local = Object.entries(target.relations ?? {})
-      .filter(([name]) => selected.has(name))
-      .map(([, nested]) => nested.localField);
-    const fields = Object.keys(target.fields).filter((field) => selected.has(field) || local.includes(field));
-    return { embeds, fields, key: `[${embeds.join(',')}]{${fields.join(',')}}` };
-  }
-
-  /**
    * The one way a plan is made: the statement of `shapeKey` (generated once per process: it holds
    * no request value), and this request's values bound into its parameters.
    */
-  #planned(relation: RelationDefinition, shapeKey: string, build: (restricted: boolean) => GeneratedQuery, binding: Binding): RelationPlan {
+  #planned(relation: RelationDefinition, shapeKey: string, build: (restricted: boolean) => GeneratedQuery, binding: Binding, personal: readonly string[]): RelationPlan {
     const restricted = this.#restricted;
     const statementKey = `${shapeKey}${restricted ? ':restricted' : ''}`;
     const statement = cachedStatement(this.#registry, statementKey, () => build(restricted));
     const values = bind(statement.query.parameters, { ...binding, workspaces: this.#workspaces });
-    return { relation, statement, values, loaderKey: `${statementKey}:${JSON.stringify(values)}` };
+    return { relation, statement, values, loaderKey: `${statementKey}:${JSON.stringify(values)}`, personal };
+  }
+
+  /**
+   * The personal columns a relation's statement compares: its target's column the parents are
+   * matched with (personal in a table that is as a whole), and those of the filter's conditions,
+   * refused without the grant.
+   */
+  #compared(relation: RelationDefinition, terms: readonly FilterTerm[]): string[] {
+    const target = this.#registry.get(relation.resource);
+    const fields = terms.map(([field]) => field);
+    this.#personal.refuseWithoutGrant(target, fields);
+    return this.#personal.columns(target, [relation.foreignField, ...fields]);
   }
 
   #relationPlan(parent: ResourceDefinition, relationName: string, args: RelationArguments, selected: ReadonlySet<string> | undefined): RelationPlan {
     const relation = this.#registry.relation(parent, relationName);
     const target = this.#registry.get(relation.resource);
     const filter = parseFilter(target, args.filter);
-    const { embeds, fields, key } = this.#shape(target, selected);
+    const compared = this.#compared(relation, filter.terms);
+    const { embeds, embeddedFields, fields, key, personal } = statementShape(this.#registry, this.#personal, target, selected);
     return this.#planned(
       relation,
       `relation:${parent.name}.${relationName}(${filter.terms.map((term) => term.join('.')).join(',')})${key}`,
-      (restricted) => buildRelationQuery(this.#registry, relation, { filter: filter.terms, embedded: embeds, ...(fields ? { fields } : {}), restricted }),
+      (restricted) => buildRelationQuery(this.#registry, relation, { filter: filter.terms, embedded: embeds, embeddedFields, ...(fields ? { fields } : {}), restricted }),
       { filterValues: filter.values },
+      [...personal, ...compared],
     );
   }
 
@@ -199,7 +189,7 @@ export class Loaders {
     const plan = this.#memoized('connection', parent, relationName, selected, () => this.#connectionPlan(parent, relationName, args, selected));
     const parentValue = row[plan.relation.localField];
     if (parentValue === null || parentValue === undefined) return Promise.resolve(this.#page(plan, [], parentValue));
-    return this.#loader(plan.loaderKey, plan.statement, plan.values, false)
+    return this.#loader(plan.loaderKey, plan.statement, plan.values, false, plan.personal)
       .load(String(parentValue))
       .then((rows) => this.#page(plan, rows, parentValue));
   }
@@ -228,9 +218,10 @@ export class Loaders {
         `count:${plan.parent.name}.${plan.relationName}(${filter.map((term) => term.join('.')).join(',')})`,
         (restricted) => buildCountQuery(this.#registry, plan.relation, { filter, restricted }),
         { connection: plan.args },
+        this.#compared(plan.relation, filter),
       );
     }
-    const rows = await this.#loader(plan.count.loaderKey, plan.count.statement, plan.count.values, false).load(String(parentValue));
+    const rows = await this.#loader(plan.count.loaderKey, plan.count.statement, plan.count.values, false, plan.count.personal).load(String(parentValue));
     return Number(rows[0]?.[COUNT_COLUMN] ?? 0);
   }
 
@@ -240,7 +231,8 @@ export class Loaders {
     const list = connectionList(parent, relationName);
     const order = connectionOrder(this.#registry, relation);
     const parsed = parseConnectionArguments(list, target, order, args);
-    const { embeds, fields, key } = this.#shape(target, selected);
+    const compared = this.#compared(relation, parsed.filter);
+    const { embeds, embeddedFields, fields, key, personal } = statementShape(this.#registry, this.#personal, target, selected);
     const after = nullPattern(parsed.after);
     const before = nullPattern(parsed.before);
     const shape = [
@@ -256,6 +248,7 @@ export class Loaders {
       (restricted) =>
         buildConnectionQuery(this.#registry, relation, {
           embedded: embeds,
+          embeddedFields,
           fields: fields ?? [],
           filter: parsed.filter,
           ...(after ? { after } : {}),
@@ -265,6 +258,7 @@ export class Loaders {
         }),
       // One row past the page tells whether another page follows.
       { connection: parsed, limit: parsed.size + 1 },
+      [...personal, ...compared],
     );
     return { ...plan, parent, relationName, list, order, args: parsed };
   }
@@ -276,13 +270,14 @@ export class Loaders {
    * resolved. (A DataLoader keeps its cache and last batch, and through them every answer: kept for
    * the request, the rows of a /courses of 100,000 sessions held some 30 MB until the body was written.)
    */
-  #loader(key: string, statement: Statement, argumentValues: readonly unknown[], keepForRequest: boolean): DataLoader<string, Row[]> {
+  #loader(key: string, statement: Statement, argumentValues: readonly unknown[], keepForRequest: boolean, personal: readonly string[]): DataLoader<string, Row[]> {
     let loader = this.#loaders.get(key);
     if (!loader) {
       loader = new DataLoader<string, Row[]>(async (keys) => {
         if (!keepForRequest) this.#loaders.delete(key);
         const read = await readByParent(this.#db, statement, keys, argumentValues);
         this.#rowsRead += read.rows;
+        this.#personal.note(personal);
         return read.groups;
       });
       this.#loaders.set(key, loader);

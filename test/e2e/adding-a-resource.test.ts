@@ -1,30 +1,15 @@
-import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_ARGUMENTS, ROOT } from '../support/service-commands.ts';
+import { scratchCopy, shell } from '../support/scratch-copy.ts';
+import { ADMIN_ARGUMENTS } from '../support/service-commands.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 
-const run = promisify(execFile);
 const GUIDE = await readFile(new URL('../../docs/adding-a-resource.md', import.meta.url), 'utf8');
 const blocks = (language: string) => [...GUIDE.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((match) => match[1]!);
 const TOKEN = 'adding-a-resource-internal-token-0123456789';
 const METRICS_TOKEN = 'adding-a-resource-metrics-token-0123456789';
-
-/** A command's outcome, run in `cwd`; a failing command's output is returned, not thrown. */
-async function shell(cwd: string, command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; output: string }> {
-  // The newcomer's embedded database, whatever the run's settings name.
-  const { DATABASE_URL: _database, REDIS_URL: _redis, ...inherited } = process.env;
-  try {
-    const { stdout, stderr } = await run(command, args, { cwd, env: { ...inherited, ...env }, maxBuffer: 32 * 1024 * 1024 });
-    return { code: 0, output: stdout + stderr };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof failed.code === 'number' ? failed.code : 1, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}` };
-  }
-}
 
 /**
  * docs/adding-a-resource.md, followed to the letter on a scratch copy of the repository (its files,
@@ -38,16 +23,8 @@ describe('docs/adding-a-resource.md, followed on a scratch copy', () => {
   const env = () => ({ DATA_DIR: dataDir, INTERNAL_API_TOKEN: TOKEN, METRICS_TOKEN });
 
   beforeAll(async () => {
-    scratch = await mkdtemp(join(tmpdir(), 'adding-a-resource-'));
+    scratch = await scratchCopy('adding-a-resource-');
     dataDir = await mkdtemp(join(tmpdir(), 'adding-a-resource-data-'));
-    const { stdout } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
-    for (const file of stdout.split('\0').filter(Boolean)) {
-      await cp(join(ROOT, file), join(scratch, file), { recursive: true }).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'ENOENT') throw error;
-      });
-    }
-    await symlink(join(ROOT, 'node_modules'), join(scratch, 'node_modules'));
-    await cp(join(ROOT, 'dist'), join(scratch, 'dist'), { recursive: true });
   }, 120_000);
   afterAll(async () => {
     await server?.stop();
@@ -134,7 +111,7 @@ describe('docs/adding-a-resource.md, followed on a scratch copy', () => {
       workspace: {
         venuesConnection: {
           totalCount: 1,
-          nodes: [{ name: 'Main hall', address: 'Market Square 1, Ulm', sessionsConnection: { totalCount: 1, nodes: [{ startsAt: '2027-03-01T09:00:00.000Z' }] } }],
+          nodes: [{ name: 'Main hall', address: 'Market Square 1, Ulm', contactEmail: 'hall@ulm.example', sessionsConnection: { totalCount: 1, nodes: [{ startsAt: '2027-03-01T09:00:00.000Z' }] } }],
         },
       },
     });
@@ -171,5 +148,30 @@ describe('docs/adding-a-resource.md, followed on a scratch copy', () => {
     expect(other.data).toEqual({ venue: null, workspace: null });
     const unrestricted = await graphql('query($venue: ID!) { venue(id: $venue) { name } }', { venue: many.ids.v0 });
     expect(unrestricted.data).toEqual({ venue: { name: 'Venue 0' } });
+
+    // The personal column, as the page says: refused to a token without the grant, the rest of the query answered without it.
+    const personal = await graphql(venues!, { id: imported.workspaceId }, restricted.token);
+    expect(personal.errors?.[0]).toMatchObject({ extensions: { code: 'PERSONAL_DATA_NOT_GRANTED' } });
+    expect(personal.errors?.[0]?.message).toContain('Venue.contactEmail');
+    const impersonal = await graphql(venues!.replace(' contactEmail', ''), { id: imported.workspaceId }, restricted.token);
+    expect(impersonal.errors).toBeUndefined();
+
+    // 6. The suite, unchanged: npm test's own steps (package.json), but for the build, which step 3
+    // ran on this very tree, and with its vitest run kept to the unit project (the integration
+    // project is the one running this test).
+    await server.stop();
+    server = undefined;
+    const [suite] = blocks('sh').filter((block) => block.trim() === 'npm test');
+    expect(suite).toBeDefined();
+    const { scripts } = JSON.parse(await readFile(join(scratch, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const steps = scripts.test!.split(' && ');
+    expect(steps).toContain('npm run build');
+    expect(steps.at(-1)).toBe('vitest run');
+    const unitSuite = steps.filter((step) => step !== 'npm run build').map((step) => (step === 'vitest run' ? 'vitest run --project unit' : step));
+    const tested = await shell(scratch, 'bash', ['-c', `PATH="$PWD/node_modules/.bin:$PATH" && ${unitSuite.join(' && ')}`]);
+    expect(tested.code, tested.output.slice(-6000)).toBe(0);
+    for (const step of ['eslint .', 'depcruise src rest bench', 'tsc --noEmit', 'redocly lint']) expect(tested.output).toContain(step);
+    // eslint-disable-next-line no-control-regex
+    expect(tested.output.replace(/\u001b\[[0-9;]*m/g, '')).toMatch(/Test Files +\d+ passed \(\d+\)/);
   }, 600_000);
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { loadDemoFixture } from '../../src/demo/demo.ts';
+import { readDemoFixture } from '../../src/demo/demo.ts';
 import { importFixture } from '../../src/fixtures/import-fixture.ts';
 import { InputError } from '../../src/input-error.ts';
 import { openTestDatabase } from '../support/databases.ts';
@@ -118,7 +118,7 @@ describeOnEachDatabase('fixture import on %s', (target) => {
   });
 
   it('imports the bundled demo: every source and status, drafts, unpublished runs, cancelled sessions, runs without sessions, several time zones', async () => {
-    const demo = (await loadDemoFixture()) as ReturnType<typeof contractFixture>;
+    const demo = (await readDemoFixture()).fixture as ReturnType<typeof contractFixture>;
     const { workspaceId } = await importFixture(db, demo, {});
     const stats = await db.query<Record<string, number>>(
       `SELECT (SELECT count(*)::int FROM course_templates WHERE workspace_id = $1) AS templates,

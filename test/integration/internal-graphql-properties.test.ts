@@ -73,7 +73,7 @@ describeOnEachDatabase('documents generated from the served schema, with a restr
     bravo = await seedWorkspace(db, contractFixture('Bravo', 8));
     // The generated documents are judged by their answers, not by a budget: 200 of them can cost more than a minute's.
     api = await startTestApi(db, { INTERNAL_COST_PER_MINUTE: '1000000000' });
-    restrictedToken = (await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', 'generated', '--workspaces', alpha.workspaceId)).token;
+    restrictedToken = (await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', 'generated', '--workspaces', alpha.workspaceId, '--personal-data')).token;
     const rows = await db.query<{ value: string }>(
       `SELECT id AS value FROM workspaces WHERE id = $1
        UNION ALL SELECT id FROM course_templates WHERE workspace_id = $1 UNION ALL SELECT title FROM course_templates WHERE workspace_id = $1

@@ -17,7 +17,7 @@ interface AuditLine {
   status: number;
   durationMs: number;
   rows: number;
-  participantData: boolean;
+  personalColumns: string[];
   errorCodes: string[];
 }
 
@@ -73,6 +73,7 @@ describeOnEachDatabase('named internal tokens on %s', (target) => {
       workspaces: [a.workspaceId, b.workspaceId],
       documents: 'any',
       costPerMinute: null,
+      personalData: false,
       createdAt: expect.stringMatching(/Z$/),
       state: 'active',
     });
@@ -108,7 +109,7 @@ describeOnEachDatabase('named internal tokens on %s', (target) => {
   });
 
   it('a token restricted to a workspace reads nothing of another workspace through any entry point: each row is null, exactly as if missing', async () => {
-    const { token } = await create('--name', 'alpha-reporting', '--workspaces', a.workspaceId);
+    const { token } = await create('--name', 'alpha-reporting', '--workspaces', a.workspaceId, '--personal-data');
     const own = await api.graphql(ENTRY_POINTS, entryPoints(a), token);
     expect(own.body.errors).toBeUndefined();
     expect(own.body.data).toMatchObject({
@@ -125,7 +126,7 @@ describeOnEachDatabase('named internal tokens on %s', (target) => {
     expect(other.body).toEqual(missing.body);
 
     // The bootstrap token and an unrestricted named token read the other workspace.
-    const unrestricted = await create('--name', 'everything');
+    const unrestricted = await create('--name', 'everything', '--personal-data');
     for (const reader of [INTERNAL_TOKEN, unrestricted.token]) {
       const all = await api.graphql(ENTRY_POINTS, entryPoints(b), reader);
       expect(all.body.data).toMatchObject({ workspace: { name: 'Beta' }, booking: { id: b.ids.b1 }, courseRun: { id: b.ids.r1 }, courseTemplate: { id: b.ids.t1 } });
@@ -133,7 +134,7 @@ describeOnEachDatabase('named internal tokens on %s', (target) => {
   });
 
   it('the restriction is in every generated statement of a restricted request, with the token lookup the only other one', async () => {
-    const { token } = await create('--name', 'alpha-statements', '--workspaces', a.workspaceId);
+    const { token } = await create('--name', 'alpha-statements', '--workspaces', a.workspaceId, '--personal-data');
     const statements = await captureStatements(db, () => api.graphql(ENTRY_POINTS, entryPoints(b), token));
     expect(statements[0]).toMatch(/FROM internal_tokens WHERE token_hash = \$1 AND revoked_at IS NULL/);
     const generated = statements.slice(1);
@@ -142,7 +143,7 @@ describeOnEachDatabase('named internal tokens on %s', (target) => {
   });
 
   it('a token restricted to two workspaces reads both', async () => {
-    const { token } = await create('--name', 'both', '--workspaces', `${a.workspaceId},${b.workspaceId}`);
+    const { token } = await create('--name', 'both', '--workspaces', `${a.workspaceId},${b.workspaceId}`, '--personal-data');
     for (const ws of [a, b]) {
       const result = await api.graphql(ENTRY_POINTS, entryPoints(ws), token);
       expect(result.body.data).toMatchObject({ workspace: { id: ws.workspaceId }, booking: { id: ws.ids.b1 }, courseRun: { id: ws.ids.r1 }, courseTemplate: { id: ws.ids.t1 } });
@@ -174,8 +175,8 @@ describeOnEachDatabase('named internal tokens on %s', (target) => {
     expect(statements).toEqual([]);
   });
 
-  it('writes one audit line per request: token name, operation, document hash, duration, rows, personal data; never variables or results', async () => {
-    const { token, id } = await create('--name', 'auditor', '--workspaces', a.workspaceId);
+  it('writes one audit line per request: token name, operation, document hash, duration, rows, the personal columns read; never variables or results', async () => {
+    const { token, id } = await create('--name', 'auditor', '--workspaces', a.workspaceId, '--personal-data');
     const query = /* GraphQL */ `
       query Audited($workspaceId: ID!, $withParticipant: Boolean!) {
         workspace(id: $workspaceId) { name bookingsConnection(first: 5) { nodes { id participant @include(if: $withParticipant) { name email } } } }
@@ -204,10 +205,11 @@ describeOnEachDatabase('named internal tokens on %s', (target) => {
       durationMs: expect.any(Number),
       // The workspace, and its first page of bookings read with one more row to know that another page follows.
       rows: 1 + 6,
-      participantData: true,
+      // The participants read with their bookings: the key they are found by, and the two fields selected.
+      personalColumns: ['participants.booking_id', 'participants.email', 'participants.name'],
       errorCodes: [],
     });
-    expect(lines[1]).toMatchObject({ tokenName: 'auditor', documentHash: hash, participantData: false, rows: 7 });
+    expect(lines[1]).toMatchObject({ tokenName: 'auditor', documentHash: hash, personalColumns: [], rows: 7 });
     expect(lines[2]).toMatchObject({ tokenId: null, tokenName: null, operationName: null, documentHash: null, status: 401, rows: 0 });
 
     const written = api.logs.slice(-20).join('\n');

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { serviceModel } from '../../src/db/service-model.ts';
+import { frozenModel } from '../support/frozen-model.ts';
 import { connectionOrder } from '../../src/db/sql-builder.ts';
 import { MAX_PAGE_SIZE, parseConnectionArguments } from '../../src/loaders/connection-arguments.ts';
 import { decodeCursor, encodeCursor } from '../../src/loaders/cursor.ts';
 
-const { registry } = serviceModel();
+const { registry } = frozenModel();
 const bookings = registry.relation(registry.get('Workspace'), 'bookings');
 const order = connectionOrder(registry, bookings);
 const booking = registry.get('Booking');

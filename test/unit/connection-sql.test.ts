@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ResourceRegistry, type RelationDefinition, type ResourceDefinition } from '../../src/db/resource-registry.ts';
-import { serviceModel } from '../../src/db/service-model.ts';
+import { frozenModel } from '../support/frozen-model.ts';
 import { buildConnectionQuery, buildCountQuery, buildLookup, buildRelationQuery, connectionOrder } from '../../src/db/sql-builder.ts';
 
-const { registry } = serviceModel();
+const { registry } = frozenModel();
 const resources = registry.all();
 const relation = (resource: string, name: string) => registry.relation(registry.get(resource), name);
 const LATERAL = `SELECT p.k AS "__parent", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL `;

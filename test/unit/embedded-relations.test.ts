@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ResourceRegistry } from '../../src/db/resource-registry.ts';
-import { serviceModel } from '../../src/db/service-model.ts';
+import { frozenModel } from '../support/frozen-model.ts';
 import { PARENT_COLUMN, buildRelationQuery, embeddable, joinedResource } from '../../src/db/sql-builder.ts';
 import { author, review, cover, book } from '../support/book-shelf-registry.ts';
 
-const createRegistry = () => serviceModel().registry;
+const createRegistry = () => frozenModel().registry;
 
 describe('the relations of the real registry', () => {
   const registry = createRegistry();
@@ -66,6 +66,17 @@ describe('the relations of the real registry', () => {
         ],
       },
     ]);
+  });
+
+  it('an embedded relation reads only the fields it is given of its target, with the key: a personal one not selected is not read', () => {
+    const query = buildRelationQuery(registry, relation('CourseRun', 'bookings'), { embedded: ['participant'], embeddedFields: { participant: ['name'] }, fields: ['status'] });
+    expect(query.text).toBe(
+      `SELECT t.course_run_id AS "__parent", t.id AS "id", t.status AS "status", ` +
+        `e1.booking_id AS "participant.bookingId", e1.name AS "participant.name" ` +
+        `FROM bookings t LEFT JOIN participants e1 ON e1.booking_id = t.id WHERE t.course_run_id = ANY($1) ` +
+        `ORDER BY t.created_at DESC, t.id DESC`,
+    );
+    expect(query.embeds).toEqual([{ relation: 'participant', keyAlias: 'participant.bookingId', fields: [['participant.bookingId', 'bookingId'], ['participant.name', 'name']] }]);
   });
 
   it('without the participant embedded, no statement on bookings reads the participants table', () => {

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Catalog, CatalogTable } from '../../src/db/catalog.ts';
-import { catalog } from '../../src/db/catalog.generated.ts';
-import { overlay } from '../../src/db/overlay.ts';
 import { ModelError, deriveModel, type Overlay } from '../../src/db/resource-model.ts';
 import { compileOperations } from '../../src/graphql/operations.ts';
 import { createSchema } from '../../src/graphql/schema.ts';
+import { frozenCatalog as catalog, frozenOverlay as overlay } from '../support/frozen-model.ts';
 
 /** The catalog as a migration adding venues (and sessions.venue_id) would leave it. */
 function withVenues(change: (venues: CatalogTable) => void = () => undefined): Catalog {
@@ -89,6 +88,33 @@ describe('the resource model: the catalog with the overlay', () => {
   it('lists every disagreement at once', () => {
     const message = refusal(withVenues(), { venues: { hide: ['adress'], order: ['nmae'], relations: { bookings: 'visits' } } });
     expect(message.match(/^ {2}- /gm)).toHaveLength(3);
+  });
+
+  it('marks the personal columns the overlay names, and no other; a whole table marks the resource', () => {
+    const withContact = withVenues((venues) => venues.columns.push({ name: 'contact_email', type: 'text', nullable: true }));
+    const { registry } = deriveModel(withContact, { ...overlay, venues: { personalData: ['contact_email'] } });
+    const venue = registry.get('Venue');
+    expect(Object.entries(venue.fields).filter(([, field]) => typeof field !== 'string' && field.personal).map(([name]) => name)).toEqual(['contactEmail']);
+    expect(venue.personalData).toBeUndefined();
+    expect(registry.get('Participant').personalData).toBe(true);
+  });
+
+  it('refuses a personal column the catalog lacks, one the overlay hides, and one rows are found, joined, placed or ordered by, each named with its use', () => {
+    const message = refusal(withVenues(), {
+      venues: { order: ['name'], hide: ['address'], personalData: ['adress', 'address', 'id', 'workspace_id', 'name'] },
+      sessions: { order: ['starts_at'], personalData: ['venue_id'] },
+    });
+    for (const expected of [
+      'src/db/overlay.ts: venues: personalData names the column "adress", which src/db/catalog.generated.ts does not list for venues',
+      'src/db/overlay.ts: venues: personalData names "address", which hide keeps from being served',
+      'src/db/overlay.ts: venues: personalData names "id", but it is the key of the table (mark the whole table with personalData: true instead)',
+      'src/db/overlay.ts: venues: personalData names "id", but the relation sessions joins on it',
+      'src/db/overlay.ts: venues: personalData names "workspace_id", but it places rows in their workspace',
+      `src/db/overlay.ts: venues: personalData names "name", but order sorts by it, and a list's cursors carry the values it sorts by`,
+      'src/db/overlay.ts: sessions: personalData names "venue_id", but the relation venue joins on it',
+    ]) {
+      expect(message).toContain(expected);
+    }
   });
 
   it('refuses a fixed operation that selects what the overlay hides, naming the operation file and the field', () => {

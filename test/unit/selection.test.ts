@@ -23,9 +23,9 @@ const sorted = (names: ReadonlySet<string>): string[] => [...names].sort();
 const selectedFields = (info: SelectionInfo | undefined) => new Selections().fields(info);
 
 describe('Selections.fields', () => {
-  it('names the fields selected directly under the resolved field, not those selected deeper', () => {
+  it('names the fields selected directly under the resolved field, and one level further as field.name, no deeper', () => {
     const info = infoFor('{ workspace(id: "w") { id name courses { title sessions { startsAt } } } }');
-    expect(sorted(selectedFields(info))).toEqual(['courses', 'id', 'name']);
+    expect(sorted(selectedFields(info))).toEqual(['courses', 'courses.sessions', 'courses.title', 'id', 'name']);
   });
 
   it('names a field by its name, not by its alias', () => {
@@ -50,7 +50,7 @@ describe('Selections.fields', () => {
 
   it('includes the fields of inline fragments, with or without a type condition, nested too', () => {
     const info = infoFor('{ workspace(id: "w") { id ... on Workspace { name ... { createdAt } } ... { courses { id } } } }');
-    expect(sorted(selectedFields(info))).toEqual(['courses', 'createdAt', 'id', 'name']);
+    expect(sorted(selectedFields(info))).toEqual(['courses', 'courses.id', 'createdAt', 'id', 'name']);
   });
 
   it('includes the fields of named fragment spreads and of the fragments they spread', () => {
@@ -59,7 +59,7 @@ describe('Selections.fields', () => {
       fragment Parts on Workspace { name bookings { source } ...More }
       fragment More on Workspace { createdAt }
     `);
-    expect(sorted(selectedFields(info))).toEqual(['bookings', 'createdAt', 'id', 'name']);
+    expect(sorted(selectedFields(info))).toEqual(['bookings', 'bookings.source', 'createdAt', 'id', 'name']);
   });
 
   it('reads a fragment spread twice, or spreading itself through another, once', () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { serviceModel } from '../../src/db/service-model.ts';
+import { frozenModel } from '../support/frozen-model.ts';
 import { PARENT_COLUMN, buildLookup, buildRelationQuery } from '../../src/db/sql-builder.ts';
 import { BOOK_COLUMNS, BOOK_SELECT, shelfWith } from '../support/book-shelf-registry.ts';
 
-const createRegistry = () => serviceModel().registry;
+const createRegistry = () => frozenModel().registry;
 
 describe('buildLookup', () => {
   it('reads every field of a resource by any of its keys with one = ANY($1) and names the parent column first', () => {
@@ -30,6 +30,13 @@ describe('buildLookup', () => {
         `t.duration_minutes AS "durationMinutes", t.time_zone AS "timeZone", t.location AS "location", t.status AS "status", ` +
         `(t.created_at AT TIME ZONE 'UTC')::text AS "createdAt", (t.updated_at AT TIME ZONE 'UTC')::text AS "updatedAt", t.revision AS "revision" ` +
         `FROM sessions t WHERE t.course_run_id = ANY($1)`,
+    );
+  });
+
+  it('reads only the fields it is given, with the key and the field it looks up by', () => {
+    const registry = createRegistry();
+    expect(buildLookup(registry.get('Session'), 'courseRunId', { fields: ['location'] }).text).toBe(
+      `SELECT t.course_run_id AS "__parent", t.id AS "id", t.location AS "location" FROM sessions t WHERE t.course_run_id = ANY($1)`,
     );
   });
 

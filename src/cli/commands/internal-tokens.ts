@@ -21,7 +21,10 @@ const budgetOption = (value: number | 'default' | undefined) => (value === 'defa
 
 const COST_HELP = 'its budget of cost points per minute (default: INTERNAL_COST_PER_MINUTE)';
 
+const PERSONAL_HELP = 'grant personal data: participants and the columns the overlay marks personal (off for a new token)';
+
 const budgetText = (costPerMinute: number | null) => (costPerMinute === null ? 'the default budget' : `${costPerMinute} cost points per minute`);
+const personalText = (personalData: boolean) => (personalData ? 'personal data granted' : 'no personal data');
 
 export function registerInternalTokenCommands(program: Command, ctx: CliContext): void {
   const token = program.command('internal-token').description('named tokens of the internal GraphQL listener');
@@ -32,26 +35,29 @@ export function registerInternalTokenCommands(program: Command, ctx: CliContext)
     .option('--workspaces <ids>', 'comma-separated workspace ids the token may read (default: every workspace)', parseWorkspaceList)
     .option('--documents <mode>', `${DOCUMENTS_HELP} (default: any)`, parseDocumentMode)
     .option('--cost-per-minute <points>', COST_HELP, parseCostPerMinute)
+    .option('--personal-data', PERSONAL_HELP)
     .addOption(jsonOption())
-    .action(async (options: Output & { name: string; workspaces?: string[]; documents?: DocumentMode; costPerMinute?: number | 'default' }) => {
+    .action(async (options: Output & { name: string; workspaces?: string[]; documents?: DocumentMode; costPerMinute?: number | 'default'; personalData?: boolean }) => {
       const issued = await createInternalToken(await ctx.database(), { ...options, costPerMinute: budgetOption(options.costPerMinute) });
       const scope = issued.workspaces ? `workspaces ${issued.workspaces.join(', ')}` : 'every workspace';
       ctx.print(
         options,
         issued,
-        `Internal token ${issued.id} "${issued.name}" (${scope}; documents: ${issued.documents}; ${budgetText(issued.costPerMinute)}):\n${issued.token}\nIt is shown only now.`,
+        `Internal token ${issued.id} "${issued.name}" (${scope}; documents: ${issued.documents}; ${budgetText(issued.costPerMinute)}; ${personalText(issued.personalData)}):\n${issued.token}\nIt is shown only now.`,
       );
     });
   token
     .command('update')
-    .description('change the document mode or the budget of an active token, from its next request on')
+    .description('change the document mode, the budget or the personal-data grant of an active token, from its next request on')
     .requiredOption('--name <name>', 'name of an active token', nonEmpty('--name'))
     .option('--documents <mode>', DOCUMENTS_HELP, parseDocumentMode)
     .option('--cost-per-minute <points>', `${COST_HELP}; "default" returns to it`, parseCostPerMinute)
+    .option('--personal-data', 'grant personal data')
+    .option('--no-personal-data', 'withdraw the personal-data grant')
     .addOption(jsonOption())
-    .action(async (options: Output & { name: string; documents?: DocumentMode; costPerMinute?: number | 'default' }) => {
-      const updated = await updateInternalToken(await ctx.database(), options.name, { documents: options.documents, costPerMinute: budgetOption(options.costPerMinute) });
-      ctx.print(options, updated, `Internal token ${updated.id} "${updated.name}": documents ${updated.documents}, ${budgetText(updated.costPerMinute)}`);
+    .action(async (options: Output & { name: string; documents?: DocumentMode; costPerMinute?: number | 'default'; personalData?: boolean }) => {
+      const updated = await updateInternalToken(await ctx.database(), options.name, { documents: options.documents, costPerMinute: budgetOption(options.costPerMinute), personalData: options.personalData });
+      ctx.print(options, updated, `Internal token ${updated.id} "${updated.name}": documents ${updated.documents}, ${budgetText(updated.costPerMinute)}, ${personalText(updated.personalData)}`);
     });
   token
     .command('list')
@@ -61,7 +67,7 @@ export function registerInternalTokenCommands(program: Command, ctx: CliContext)
       const tokens = await listInternalTokens(await ctx.database());
       const lines = tokens.map(
         (t) =>
-          `${t.id}  ${t.state.padEnd(7)}  …${t.last4}  ${t.name}  ${t.workspaces ? t.workspaces.join(',') : 'every workspace'}  documents ${t.documents}  ${t.costPerMinute ?? 'default'} cost/min  created ${t.createdAt}`,
+          `${t.id}  ${t.state.padEnd(7)}  …${t.last4}  ${t.name}  ${t.workspaces ? t.workspaces.join(',') : 'every workspace'}  documents ${t.documents}  ${t.costPerMinute ?? 'default'} cost/min  ${personalText(t.personalData)}  created ${t.createdAt}`,
       );
       ctx.print(options, tokens, lines.join('\n') || 'No internal tokens');
     });
