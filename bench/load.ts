@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
+import { pinned } from './cpus.ts';
 import type { BenchOptions } from './options.ts';
 import { median, type Generator, type LoadResult } from './results.ts';
 import { cpuSeconds, type Served } from './servers.ts';
@@ -38,7 +39,8 @@ function wrkMs(text: string): number {
 }
 
 async function withWrk(url: string, key: string, duration: number, connections: number): Promise<Counted> {
-  const { stdout } = await promisify(execFile)(WRK, ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-H', `Authorization: Bearer ${key}`, url]);
+  const [program, args] = pinned('load', WRK, ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-H', `Authorization: Bearer ${key}`, url]);
+  const { stdout } = await promisify(execFile)(program, args);
   const number = (pattern: RegExp) => Number(pattern.exec(stdout)?.[1] ?? 0);
   const requests = number(/(\d+) requests in/);
   const errors = number(/Non-2xx or 3xx responses: (\d+)/) + (/Socket errors: (.*)/.exec(stdout)?.[1]?.match(/\d+/g) ?? []).reduce((sum, n) => sum + Number(n), 0);

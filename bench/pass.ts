@@ -183,10 +183,12 @@ export async function runPass(options: BenchOptions): Promise<BenchResults> {
     }
     results.rssAfterM = await rssOf(run);
     // In every pass, the one beside on another Node.js too: the log's cost is judged on both.
-    results.requestLog = await measureRequestLog(database.serverEnv, (servers, endpoint, generator, pairs) => {
+    const requestLog = await measureRequestLog(database.serverEnv, (servers, endpoint, generator, pairs) => {
       const key = keyOf(run, 'M', endpoint);
       return loadRow({ ...options, rounds: Math.max(options.rounds, REQUEST_LOG_ROUNDS) }, 'M', endpoint, key, bytesOf(run, endpoint, key), servers, generator, pairs);
     });
+    results.requestLog = requestLog.rows;
+    results.requestLogPlacement = requestLog.placement;
     if (options.loadOnly) return results;
 
     const m = run.seeded.get('M')!;

@@ -31,7 +31,7 @@ export function requestLogSection(main: BenchResults, beside: BenchResults | und
   return [
     '## What the request log costs (M)',
     '',
-    `Cache hits of one key with the API keys' request log on, as \`npm start\` runs it (${LABEL.hits}: last use, the log's rows, at most 100 per key and second, and the daily counts, collected in memory and written in batches), against the same build with \`KEY_REQUEST_LOG=false\` (${LABEL.unlogged}: last use alone, what a key cost before the log), and with every request of the key logged up to 10,000 a second (${LABEL['logged-all']}); loaded in turns, in each pass, the one beside included. A ratio is the median of the rounds' ratios, its range in brackets.`,
+    `Cache hits of one key with the API keys' request log on, as \`npm start\` runs it (${LABEL.hits}: last use, the log's rows, at most 100 per key and second, and the daily counts, collected in memory and written in batches), against the same build with \`KEY_REQUEST_LOG=false\` (${LABEL.unlogged}: last use alone, what a key cost before the log), and with every request of the key logged up to 10,000 a second (${LABEL['logged-all']}); loaded in turns, in each pass, the one beside included, ${main.requestLogPlacement ?? 'servers and wrk placed by the system'}. A ratio is the median of the rounds' ratios, its range in brackets.`,
     '',
     `| ${head.join(' | ')} |`,
     `|${head.map(() => '---').join('|')}|`,

@@ -23,7 +23,7 @@ export async function requestLogPass(options: BenchOptions): Promise<BenchResult
     await migrate(database.db);
     const seeded = await seed(database.db, SIZES.find((size) => size.name === 'M')!);
     await database.db.query('ANALYZE');
-    const rows = await measureRequestLog(database.serverEnv, async (servers, endpoint, generator, pairs) => {
+    const { rows, placement } = await measureRequestLog(database.serverEnv, async (servers, endpoint, generator, pairs) => {
       const key = seeded[endpoint.key];
       const bytes = (await rawGet(`${servers[0]!.url}${endpoint.path}`, `Bearer ${key}`)).body.length;
       return loadRow({ ...options, rounds: Math.max(options.rounds, REQUEST_LOG_ROUNDS) }, 'M', endpoint, key, bytes, servers, generator, pairs);
@@ -31,6 +31,7 @@ export async function requestLogPass(options: BenchOptions): Promise<BenchResult
     const results = newResults({ ...options, rounds: Math.max(options.rounds, REQUEST_LOG_ROUNDS), loadOnly: true }, database, loadAtStart);
     results.loadAverage.end = loadAverage();
     results.requestLog = rows;
+    results.requestLogPlacement = placement;
     return results;
   } finally {
     await database.close();

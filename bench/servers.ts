@@ -10,6 +10,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import getPort from 'get-port';
 import waitOn from 'wait-on';
+import { pinned } from './cpus.ts';
 import type { Recording } from './reference-servers.ts';
 import type { FacadeName, ServerName } from './results.ts';
 
@@ -42,7 +43,8 @@ export async function startArguments(root = ROOT): Promise<string[]> {
 }
 
 function spawnServer(args: string[], env: Record<string, string>, cwd = ROOT): ChildProcess {
-  return spawn(process.execPath, args, { cwd, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const [program, programArgs] = pinned('server', process.execPath, args);
+  return spawn(program, programArgs, { cwd, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /**
