@@ -7,7 +7,7 @@ import { FixtureRefusedError, importFixture } from '../fixtures/import-fixture.t
 import { InputError } from '../input-error.ts';
 import { packagePath } from '../package-root.ts';
 import { findManagerEmail } from '../workspaces/member-store.ts';
-import { findKeylessWorkspaceNamed, findWorkspaceWithKeyNamed, workspaceExists } from '../workspaces/workspace-store.ts';
+import { findKeylessWorkspaceNamed, findWorkspaceWithKeyNamedLike, workspaceExists } from '../workspaces/workspace-store.ts';
 
 /** The file, as messages name it (from the package root). */
 export const DEMO_FIXTURE_FILE = 'src/demo/demo-fixture.json';
@@ -74,18 +74,22 @@ export async function importDemo(db: Database, fixture?: unknown): Promise<{ wor
   }
 }
 
-async function issueKeys(db: Database, workspaceId: string): Promise<DemoKeys> {
+/** The demo keys' names: `mark` (the fixture's digest, on a real PostgreSQL) follows the name. */
+const demoKeyNames = (mark = '') => [`${FULL_NAME}${mark}`, `${LIMITED_NAME}${mark}`] as const;
+
+async function issueKeys(db: Database, workspaceId: string, mark = ''): Promise<DemoKeys> {
   const memberEmail = await findManagerEmail(db, workspaceId);
   if (!memberEmail) throw new InputError(`The demo workspace has no owner or admin: ${DEMO_FIXTURE_FILE} needs a member with role owner or admin`);
+  const [fullName, limitedName] = demoKeyNames(mark);
   // Earlier demo keys of this workspace stop working: only the printed ones are live.
-  await revokeKeysNamed(db, workspaceId, [FULL_NAME, LIMITED_NAME]);
+  await revokeKeysNamed(db, workspaceId, [...demoKeyNames(), ...demoKeyNames(mark)]);
   const full = await createApiKey(db, {
     workspaceId,
     memberEmail,
-    name: FULL_NAME,
+    name: fullName,
     scopes: ['courses:read', 'bookings:read', 'participants:read'],
   });
-  const limited = await createApiKey(db, { workspaceId, memberEmail, name: LIMITED_NAME, scopes: ['courses:read', 'bookings:read'] });
+  const limited = await createApiKey(db, { workspaceId, memberEmail, name: limitedName, scopes: ['courses:read', 'bookings:read'] });
   return { workspaceId, fullKey: full.key, limitedKey: limited.key };
 }
 
@@ -131,10 +135,23 @@ export async function ensureEmbeddedDemo(db: Database, dataDir: string, template
   return { ...keys, notice: `${DEMO_FIXTURE_FILE} changed since npm run build: imported it now instead of the build's copy (run npm run build to make first starts fast again).` };
 }
 
-/** DEMO=true on a real PostgreSQL: the demo workspace once, fresh keys each start, nothing stored. */
+/**
+ * DEMO=true on a real PostgreSQL: the demo workspace once, fresh keys each start, nothing stored
+ * but in the database. The demo keys' names carry the digest of the fixture their workspace was
+ * imported from, so a fixture changed since is imported again, as a new workspace, and the start
+ * says so; a demo from before the digest was kept is taken as the current fixture's.
+ */
 export async function ensureDatabaseDemo(db: Database): Promise<DemoKeys> {
-  const { fixture } = await readDemoFixture();
-  const existing = await findWorkspaceWithKeyNamed(db, (fixture as { workspace: { name: string } }).workspace.name, FULL_NAME);
-  const workspaceId = existing ?? (await importDemo(db, fixture)).workspaceId;
-  return issueKeys(db, workspaceId);
+  const { fixture, sha256 } = await readDemoFixture();
+  const mark = ` · fixture ${sha256.slice(0, 12)}`;
+  const existing = await findWorkspaceWithKeyNamedLike(db, (fixture as { workspace: { name: string } }).workspace.name, FULL_NAME);
+  if (existing && (existing.keyName === FULL_NAME || existing.keyName === `${FULL_NAME}${mark}`)) return { ...(await issueKeys(db, existing.id, mark)), fixtureSha256: sha256 };
+  const fresh = await importDemo(db, fixture);
+  const keys = { ...(await issueKeys(db, fresh.workspaceId, mark)), fixtureSha256: sha256 };
+  if (!existing) return keys;
+  await revokeKeysNamed(db, existing.id, demoKeyNames(existing.keyName.slice(FULL_NAME.length)));
+  return {
+    ...keys,
+    notice: `${DEMO_FIXTURE_FILE} changed since the demo workspace ${existing.id} was imported: imported it again as workspace ${fresh.workspaceId}; the earlier demo workspace stays, its demo keys revoked.`,
+  };
 }

@@ -15,7 +15,6 @@ export async function assertWorkspaceExists(db: Queryable, workspaceId: string):
   if (!(await workspaceExists(db, workspaceId))) throw new InputError(`No workspace with id ${JSON.stringify(workspaceId)}`);
 }
 
-/** The oldest workspace of this name that has an API key of the given name, or null. */
 /** The oldest workspace of that name that has never had an API key (the embedded template's demo). */
 export async function findKeylessWorkspaceNamed(db: Queryable, workspaceName: string): Promise<string | null> {
   const found = await db.query<{ id: string }>(
@@ -27,12 +26,17 @@ export async function findKeylessWorkspaceNamed(db: Queryable, workspaceName: st
   return found.rows[0]?.id ?? null;
 }
 
-export async function findWorkspaceWithKeyNamed(db: Queryable, workspaceName: string, keyName: string): Promise<string | null> {
-  const found = await db.query<{ id: string }>(
-    `SELECT w.id FROM workspaces w WHERE w.name = $1
-       AND EXISTS (SELECT 1 FROM api_keys k WHERE k.workspace_id = w.id AND k.name = $2)
-     ORDER BY w.created_at LIMIT 1`,
-    [workspaceName, keyName],
+/**
+ * The newest workspace named `workspaceName` that holds a key whose name starts with `keyPrefix`,
+ * and that key's name; null when none does.
+ */
+export async function findWorkspaceWithKeyNamedLike(db: Queryable, workspaceName: string, keyPrefix: string): Promise<{ id: string; keyName: string } | null> {
+  const found = await db.query<{ id: string; key_name: string }>(
+    `SELECT w.id, k.name AS key_name FROM workspaces w JOIN api_keys k ON k.workspace_id = w.id
+      WHERE w.name = $1 AND starts_with(k.name, $2)
+      ORDER BY w.created_at DESC, k.created_at DESC LIMIT 1`,
+    [workspaceName, keyPrefix],
   );
-  return found.rows[0]?.id ?? null;
+  const row = found.rows[0];
+  return row ? { id: row.id, keyName: row.key_name } : null;
 }

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/service-commands.ts';
 import { STACK_FRAME, scratchCopy, shell } from '../support/scratch-copy.ts';
+import { openSharedDatabase } from '../support/databases.ts';
 import { startServerProcess } from '../support/server-process.ts';
+import { describeWhere, missingFor } from '../support/variants.ts';
 
 const GENERATED = ['src/db/catalog.generated.ts', 'schema/internal.graphql', 'src/graphql/operation-types.generated.ts'];
 /** The planted migration: named after the newest one, as docs/adding-a-resource.md asks. */
@@ -116,16 +118,17 @@ describe('a maintainer mistake is explained where it happens', () => {
     await restore();
   }, 300_000);
 
+  const title = (text: string) => originals.get('src/demo/demo-fixture.json')!.replace('Two mornings of hands-on first aid', text);
+  const fullKeyOf = (banner: string) => /Key with every scope:\s+(svc_api_\w+)/.exec(banner)![1]!;
+  const coursesOf = async (banner: string, key = fullKeyOf(banner)) => fetch(`${/on (http:\/\/\S+)/.exec(banner)![1]!}/api/public/v1/courses`, { headers: { Authorization: `Bearer ${key}` } });
+  const firstCourse = async (banner: string) => {
+    const body = (await (await coursesOf(banner)).json()) as { data: Array<{ description: string }> };
+    return body.data.map((course) => course.description).find((text) => text.includes('first aid'));
+  };
+
   it('a demo fixture edited since the build is imported at the first start, which says so; edited again, the next start imports it again; one the migrations refuse stops the start, named', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'maintainer-mistakes-demo-'));
     const fixture = originals.get('src/demo/demo-fixture.json')!;
-    const title = (text: string) => fixture.replace('Two mornings of hands-on first aid', text);
-    const firstCourse = async (banner: string) => {
-      const url = /on (http:\/\/\S+)/.exec(banner)![1]!;
-      const key = /Key with every scope:\s+(svc_api_\w+)/.exec(banner)![1]!;
-      const body = (await (await fetch(`${url}/api/public/v1/courses`, { headers: { Authorization: `Bearer ${key}` } })).json()) as { data: Array<{ description: string }> };
-      return body.data.map((course) => course.description).find((text) => text.includes('first aid'));
-    };
     try {
       await write('src/demo/demo-fixture.json', title('Two mornings of edited first aid'));
       const first = await startServerProcess({ DATA_DIR: dataDir, DEMO: 'true' }, scratch);
@@ -158,6 +161,45 @@ describe('a maintainer mistake is explained where it happens', () => {
       await restore();
     }
   }, 300_000);
+
+  describeWhere(missingFor('postgres'), 'with DEMO=true on a real PostgreSQL', () => {
+    it('a demo fixture edited since the demo workspace was imported is imported again at the next start, which says so and revokes the earlier demo keys', async () => {
+      const database = await openSharedDatabase('postgres');
+      const env = { ...database.env, DEMO: 'true' };
+      const workspaceOf = (banner: string) => /Demo workspace (\S+)/.exec(banner)![1];
+      try {
+        const first = await startServerProcess(env, scratch);
+        expect(first.output()).not.toContain('changed since');
+        expect(await first.stop()).toBe(0);
+
+        // Unchanged since: the same workspace, no notice.
+        const again = await startServerProcess(env, scratch);
+        expect(again.output()).not.toContain('changed since');
+        expect(workspaceOf(again.output())).toBe(workspaceOf(first.output()));
+        const earlierKey = fullKeyOf(again.output());
+        expect(await again.stop()).toBe(0);
+
+        await write('src/demo/demo-fixture.json', title('Two mornings of edited first aid'));
+        const changed = await startServerProcess(env, scratch);
+        expect(changed.output()).toContain(
+          `src/demo/demo-fixture.json changed since the demo workspace ${workspaceOf(first.output())} was imported: imported it again as workspace ${workspaceOf(changed.output())}; the earlier demo workspace stays, its demo keys revoked.`,
+        );
+        expect(workspaceOf(changed.output())).not.toBe(workspaceOf(first.output()));
+        expect(await firstCourse(changed.output())).toMatch(/^Two mornings of edited first aid/);
+        expect((await coursesOf(changed.output(), earlierKey)).status).toBe(401);
+        expect(await changed.stop()).toBe(0);
+
+        // The next start keeps the new workspace.
+        const kept = await startServerProcess(env, scratch);
+        expect(kept.output()).not.toContain('changed since');
+        expect(workspaceOf(kept.output())).toBe(workspaceOf(changed.output()));
+        expect(await kept.stop()).toBe(0);
+      } finally {
+        await database.close();
+        await restore();
+      }
+    }, 300_000);
+  });
 
   // Last: its failed build leaves the scratch copy's dist compiled from the planted overlay.
   it('an overlay entry naming a column no migration creates stops the build with the overlay, the table and the column', async () => {
