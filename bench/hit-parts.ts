@@ -17,6 +17,9 @@ interface ProfileNode {
   hitCount: number;
 }
 
+/** The part of a hit that holds the key's activity and with it the request log. */
+export const KEY_ACTIVITY_PART = 'the key’s allow list and activity (last use, request log, daily counts)';
+
 /** The parts of a hit: which functions belong to each (by file, or name for V8's own), and its floor. */
 const PARTS: Array<{ part: string; of: RegExp; floor: string }> = [
   { part: 'garbage collection', of: /^\(garbage collector\)/, floor: 'the young generation collecting what each request made; the fewer objects a hit makes, the less' },
@@ -26,7 +29,7 @@ const PARTS: Array<{ part: string; of: RegExp; floor: string }> = [
     floor: 'one map lookup finds the route, one object holds the state, the request id is one of Node’s buffered UUIDs',
   },
   {
-    part: 'the key’s allow list and activity (last use, request log, daily counts)',
+    part: KEY_ACTIVITY_PART,
     of: /rest\/steps\/allowed-address\.js|src\/auth\/(key-activity|key-activity-store|key-policy)\.js/,
     floor: 'one comparison for a key without an allow list; a map lookup and a few counts per request, a row only for the first 100 requests of a key in a second, written in batches off the request path',
   },

@@ -22,6 +22,8 @@ const VARIANTS: Record<'unlogged' | 'logged-all', Record<string, string>> = {
 };
 
 const [courses, , withParticipants] = ENDPOINTS as [Endpoint, Endpoint, Endpoint];
+/** The endpoints the log is measured on: the largest answer and the one with personal data. */
+export const REQUEST_LOG_ENDPOINTS = [courses, withParticipants];
 
 /**
  * The rows, servers pinned apart from wrk where the machine allows (bench/cpus.ts): a 5 % bound
@@ -38,7 +40,7 @@ async function measure(serverEnv: Record<string, string>, loadRow: RowLoader): P
   const generator: Generator = wrkAvailable ? 'wrk' : 'autocannon';
   const rows: SettingRow[] = [];
   try {
-    for (const endpoint of [courses, withParticipants]) {
+    for (const endpoint of REQUEST_LOG_ENDPOINTS) {
       const row = await loadRow(servers, endpoint, generator, [['hits', 'unlogged'], ['logged-all', 'unlogged']]);
       rows.push({ setting: 'request log (default)', names: ['on', 'off'], base: 'unlogged', variant: 'hits', row });
       rows.push({ setting: 'request log, every request of the key', names: ['all', 'off'], base: 'unlogged', variant: 'logged-all', row });

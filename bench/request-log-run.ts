@@ -7,7 +7,9 @@ import { SIZES, openBenchDatabase, seed } from './database.ts';
 import type { BenchOptions } from './options.ts';
 import { loadAverage, loadRow, newResults } from './pass.ts';
 import { requestLogSection } from './report-request-log.ts';
-import { measureRequestLog, REQUEST_LOG_ROUNDS } from './request-log-cost.ts';
+import { profileHits } from './hit-parts.ts';
+import { wrkAvailable } from './load.ts';
+import { measureRequestLog, REQUEST_LOG_ENDPOINTS, REQUEST_LOG_ROUNDS } from './request-log-cost.ts';
 import type { BenchResults } from './results.ts';
 import { rawGet } from './servers.ts';
 import { TARGETS, verdict } from './targets.ts';
@@ -31,6 +33,11 @@ export async function requestLogPass(options: BenchOptions): Promise<BenchResult
     const results = newResults({ ...options, rounds: Math.max(options.rounds, REQUEST_LOG_ROUNDS), loadOnly: true }, database, loadAtStart);
     results.loadAverage.end = loadAverage();
     results.requestLog = rows;
+    // The log's share of a hit's CPU, from profiles: what round-to-round load on a shared machine does not move.
+    results.requestLogProfiles = [];
+    for (const endpoint of REQUEST_LOG_ENDPOINTS) {
+      results.requestLogProfiles.push(await profileHits(database.serverEnv, endpoint, seeded[endpoint.key], options, wrkAvailable ? 'wrk' : 'autocannon'));
+    }
     results.requestLogPlacement = placement;
     return results;
   } finally {

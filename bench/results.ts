@@ -190,6 +190,8 @@ export interface BenchResults {
   settings: SettingsResults | null;
   /** The API keys' request log on against off, cache hits at M (bench/request-log-cost.ts); every pass, the one beside too. */
   requestLog?: SettingRow[];
+  /** Cache hits profiled under load with the request log on, each endpoint (bench/hit-parts.ts): the log's share of a hit's CPU. */
+  requestLogProfiles?: HitProfile[];
   /** Where the request log's servers and wrk ran (bench/cpus.ts). */
   requestLogPlacement?: string;
   hitProfile: HitProfile | null;
