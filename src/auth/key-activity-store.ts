@@ -183,18 +183,8 @@ export async function claimExpiryWarnings(db: Queryable): Promise<ExpiringKeys> 
 
 export { DAY_MS };
 
-/** A row of a key's request log as `key log` and internal GraphQL show it. */
-export interface LoggedRequest {
-  requestedAt: string;
-  method: string;
-  path: string;
-  status: number;
-  errorCode: string | null;
-  durationMs: number;
-  requestId: string;
-  clientNetwork: string | null;
-  cache: string | null;
-}
+/** A row of a key's request log as `key log` and internal GraphQL show it: the written row, its time as ISO 8601. */
+export type LoggedRequest = Omit<RequestRow, 'keyId' | 'at' | 'network'> & { requestedAt: string; clientNetwork: string | null };
 
 /** A key's logged requests, newest first: since a time, with a status in a range (`429`: 429 to 429, `4xx`: 400 to 499), at most `limit`. */
 export async function readRequestLog(db: Queryable, keyId: string, filter: { since?: Date | undefined; status?: { from: number; to: number } | undefined; limit: number }): Promise<LoggedRequest[]> {
