@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
+import ScratchFirstSequencer from './test/support/scratch-first-sequencer.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -15,6 +16,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    sequence: { sequencer: ScratchFirstSequencer },
     // Most test time is spent waiting on databases and child processes, not on the CPU.
     maxWorkers: 4,
     projects: [
