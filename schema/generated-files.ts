@@ -4,6 +4,7 @@ import * as typescriptOperations from '@graphql-codegen/typescript-operations';
 import { buildSchema, isObjectType, isInputObjectType, isEnumType, parse, printSchema, type GraphQLNamedType, type GraphQLSchema } from 'graphql';
 import { catalogDifferences, catalogModule, parseCatalogModule, readCatalog, type Catalog } from '../src/db/catalog.ts';
 import { openDatabase } from '../src/db/database.ts';
+import { emptyClusterDump } from '../src/db/empty-cluster.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { overlay } from '../src/db/overlay.ts';
 import { deriveModel } from '../src/db/resource-model.ts';
@@ -29,7 +30,7 @@ export interface GeneratedFile {
 
 /** The catalog of a freshly migrated embedded database. */
 export async function migratedCatalog(): Promise<Catalog> {
-  const db = await openDatabase({});
+  const db = await openDatabase({ initialData: await emptyClusterDump() });
   try {
     await migrate(db);
     return await readCatalog(db);

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { catalogDifferences, readCatalog } from './db/catalog.ts';
 import { catalog } from './db/catalog.generated.ts';
 import { openDatabase } from './db/database.ts';
+import { emptyClusterDump } from './db/empty-cluster.ts';
 import { EMBEDDED_TEMPLATE_DIR, EMBEDDED_TEMPLATE_INFO, type TemplateInfo } from './db/embedded-template.ts';
 import { MigrationError, migrate } from './db/migrate.ts';
 import { overlay } from './db/overlay.ts';
@@ -23,7 +24,7 @@ import { isInputError } from './input-error.ts';
 
 /** Builds the template in `dataDir`; why it cannot, when the committed catalog is not the migrations' own. */
 async function build(dataDir: string, fixture: unknown): Promise<string | null> {
-  const db = await openDatabase({ dataDir });
+  const db = await openDatabase({ dataDir, initialData: await emptyClusterDump() });
   try {
     await migrate(db);
     // The build's resources come from the committed catalog.

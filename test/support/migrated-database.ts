@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../src/db/database.ts';
+import { emptyClusterDump } from '../../src/db/empty-cluster.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { variantsNotRun } from './variants.ts';
 
@@ -20,7 +21,7 @@ declare module 'vitest' {
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   for (const note of variantsNotRun()) console.warn(`Not run in this run: ${note}; they are listed as skipped.`);
-  const db = await openDatabase({});
+  const db = await openDatabase({ initialData: await emptyClusterDump() });
   let dump: Blob;
   try {
     await migrate(db);
