@@ -21,6 +21,7 @@ import { body, firstAnswer, measureMisses, medianMs, statementsOfOne } from './s
 import { measureWebhookLatency } from './webhook-latency.ts';
 import { measureWriteCost } from './write-cost.ts';
 import { measureInternalLoad } from './internal-load.ts';
+import { POSTGRAPHILE_CONNECTIONS, comparePostgraphile } from './postgraphile.ts';
 
 /** Each row's ratios of requests per second (`a/b`) and of CPU per request (`cpu:a/b`). */
 export const PAIRS: Array<[ServerName, ServerName]> = [
@@ -189,7 +190,15 @@ export async function runPass(options: BenchOptions): Promise<BenchResults> {
     });
     results.requestLog = requestLog.rows;
     results.requestLogPlacement = requestLog.placement;
+    for (const server of run.servers.values()) await stop(server.child);
+    run.servers.clear();
+    // Every pass: PostGraphile where this Node.js runs it, the service alone where it does not.
+    log('internal GraphQL against PostGraphile v5');
+    results.postgraphile = await comparePostgraphile({ ...options, connections: POSTGRAPHILE_CONNECTIONS });
     if (options.loadOnly) return results;
+    for (const name of ['hits', 'off'] as const) run.servers.set(name, await startFacade(name, database.serverEnv));
+    run.servers.set('baseline', await startBaseline(db.connectionString));
+    for (const name of ['bare', 'express'] as const) run.servers.set(name, await startReference(name, run.recordings, join(recordingsDir, `${name}.json`)));
 
     const m = run.seeded.get('M')!;
     for (const endpoint of ENDPOINTS) {
