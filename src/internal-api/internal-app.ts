@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { ApolloServer } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type Express, type RequestHandler, type Response } from 'express';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
@@ -151,6 +151,9 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
       useFieldUsage(options.schema, options.metrics, logger),
       useAuditPlugin(),
       ApolloServerPluginLandingPageDisabled(),
+      // No field carries a cache hint; its per-field hook made Apollo Server wrap every resolver of the
+      // schema, a closure and a promise check per field and row (docs/benchmarks.md).
+      ApolloServerPluginCacheControlDisabled(),
     ],
     formatError: (formatted, error) => {
       if (isStatementTimeout(unwrapResolverError(error))) {
