@@ -19,6 +19,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { RateLimiters } from '../rate-limit/limiters.ts';
 import { auditRecordOf, useAuditPlugin, useAuditTrail, type AuditRecord } from './audit-trail.ts';
+import { compiledGateway } from './compiled-gateway.ts';
 import { CostBudget, useCostBudget, type SpentCost } from './cost-budget.ts';
 import { documentGate } from './document-gate.ts';
 import { DOCUMENT_LIMITS, documentLimits } from './document-limits.ts';
@@ -139,7 +140,8 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     return budget.reserve(context.principal, estimate.points, context.cost);
   });
   const apollo = new ApolloServer<InternalContext>({
-    schema: options.schema,
+    // The served schema, its operations compiled once per document (compiled-gateway.ts).
+    gateway: compiledGateway(options.schema),
     ...limits,
     // Documents named by hash are the registered ones (document-gate.ts), never a cache a client fills.
     persistedQueries: false,
