@@ -180,6 +180,9 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
   await apollo.start();
   const app = express();
   app.disable('x-powered-by');
+  // A GraphQL answer is the result of one POST: express's ETag hashed every body (100 kB for a
+  // page of runs with their sessions) for a header no client revalidates with.
+  app.set('etag', false);
   app.use(metricsRouter(options.metrics, [options.token, options.metricsToken]));
   // Before the token check: the page and its assets hold no data; the queries it sends carry the token.
   app.use(explorerRouter());
