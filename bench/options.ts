@@ -16,10 +16,11 @@
  *                Node.js, alone (its section of docs/benchmarks.md and its targets on stdout)
  *   postgraphile internal GraphQL against PostGraphile v5 on Q1–Q3 (PostgreSQL: DATABASE_URL), on
  *                Node 24, Node 22 and this Node.js, alone (its section and targets on stdout)
+ *   graphql-profile  where internal GraphQL's CPU goes on Q1–Q3, phase by phase (--endpoint Q1: one)
  */
 import { parseArgs } from 'node:util';
 
-export const COMMANDS = ['all', 'pass', 'render', 'ab', 'profile', 'memory-at-l', 'webhooks', 'internal-load', 'request-log', 'postgraphile'] as const;
+export const COMMANDS = ['all', 'pass', 'render', 'ab', 'profile', 'memory-at-l', 'webhooks', 'internal-load', 'request-log', 'postgraphile', 'graphql-profile'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export interface BenchOptions {

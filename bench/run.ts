@@ -24,6 +24,7 @@ import { measureWebhookLatency } from './webhook-latency.ts';
 import { parseOptions, type BenchOptions } from './options.ts';
 import { POSTGRAPHILE_MIN_NODE, comparePostgraphile } from './postgraphile.ts';
 import { postgraphileSection } from './report-postgraphile.ts';
+import { profileGraphql } from './graphql-profile.ts';
 import { postgraphileTargets } from './targets.ts';
 import { runPass } from './pass.ts';
 import { renderReport } from './report.ts';
@@ -155,6 +156,9 @@ async function main(): Promise<void> {
       process.stdout.write(`${[...postgraphileSection(passes), ...postgraphileTargets(passes)].join('\n')}\n`);
       return;
     }
+    case 'graphql-profile':
+      process.stdout.write(`${(await profileGraphql(options)).join('\n')}\n`);
+      return;
     case 'webhooks': {
       // The webhook latency alone, its section on stdout.
       const results = await measureWebhookLatency((message) => process.stderr.write(`${message}\n`));
