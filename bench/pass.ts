@@ -117,6 +117,12 @@ async function statementCounts(run: Run, change: (workspaceId: string) => Promis
   return statements;
 }
 
+/** Every pass, with no other server running: PostGraphile where this Node.js runs it, the service alone where it does not. */
+function againstPostgraphile(options: BenchOptions) {
+  log('internal GraphQL against PostGraphile v5');
+  return comparePostgraphile({ ...options, connections: POSTGRAPHILE_CONNECTIONS });
+}
+
 /** A pass's results before anything is measured: the machine, the database and the options. */
 export function newResults(options: BenchOptions, database: Pick<BenchDatabase, 'kind' | 'version'>, loadAtStart: string, checks: string[] = []): BenchResults {
   return {
@@ -190,15 +196,12 @@ export async function runPass(options: BenchOptions): Promise<BenchResults> {
     });
     results.requestLog = requestLog.rows;
     results.requestLogPlacement = requestLog.placement;
-    for (const server of run.servers.values()) await stop(server.child);
-    run.servers.clear();
-    // Every pass: PostGraphile where this Node.js runs it, the service alone where it does not.
-    log('internal GraphQL against PostGraphile v5');
-    results.postgraphile = await comparePostgraphile({ ...options, connections: POSTGRAPHILE_CONNECTIONS });
-    if (options.loadOnly) return results;
-    for (const name of ['hits', 'off'] as const) run.servers.set(name, await startFacade(name, database.serverEnv));
-    run.servers.set('baseline', await startBaseline(db.connectionString));
-    for (const name of ['bare', 'express'] as const) run.servers.set(name, await startReference(name, run.recordings, join(recordingsDir, `${name}.json`)));
+    if (options.loadOnly) {
+      for (const server of run.servers.values()) await stop(server.child);
+      run.servers.clear();
+      results.postgraphile = await againstPostgraphile(options);
+      return results;
+    }
 
     const m = run.seeded.get('M')!;
     for (const endpoint of ENDPOINTS) {
@@ -241,6 +244,7 @@ export async function runPass(options: BenchOptions): Promise<BenchResults> {
     results.webhooks = await measureWebhookLatency(log);
     log('internal load');
     results.internalLoad = await measureInternalLoad(options);
+    results.postgraphile = await againstPostgraphile(options);
     log('first start');
     // A newcomer's start is one event; the median of three keeps one slow moment of the shared machine out.
     for (let i = 0; i < 3; i += 1) results.firstAnswers.push(await firstAnswer());
