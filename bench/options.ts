@@ -14,8 +14,9 @@
  *                time a cost point buys (PostgreSQL: DATABASE_URL), alone
  *   request-log  what the API keys' request log costs cached hits at M, on Node 24 and on this
  *                Node.js, alone (its section of docs/benchmarks.md and its targets on stdout)
- *   postgraphile internal GraphQL against PostGraphile v5 on Q1–Q3 (PostgreSQL: DATABASE_URL), on
- *                Node 24, Node 22 and this Node.js, alone (its section and targets on stdout)
+ *   postgraphile [dir]  internal GraphQL against PostGraphile v5 on Q1–Q3 (PostgreSQL: DATABASE_URL),
+ *                on Node 24, Node 22 and this Node.js, alone (its section and targets on stdout);
+ *                with another checkout's directory, its build is measured as the service (a before)
  *   graphql-profile  where internal GraphQL's CPU goes on Q1–Q3, phase by phase (--endpoint Q1: one)
  */
 import { parseArgs } from 'node:util';

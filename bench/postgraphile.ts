@@ -128,7 +128,8 @@ async function checkSameRows(servers: GraphqlServer[], query: BenchQuery, variab
   return `${query.name}: ${count} rows${nested ? ` and ${nested} sessions` : ''}${servers.length > 1 ? ', the same on both servers' : ''}`;
 }
 
-export async function comparePostgraphile(options: Pick<BenchOptions, 'rounds' | 'duration' | 'warmup' | 'connections'>): Promise<GraphqlComparison | null> {
+/** `other`: another checkout whose build is measured as the service (a before beside an after). */
+export async function comparePostgraphile(options: Pick<BenchOptions, 'rounds' | 'duration' | 'warmup' | 'connections' | 'other'>): Promise<GraphqlComparison | null> {
   if (!process.env.DATABASE_URL) {
     log('internal GraphQL against PostGraphile: DATABASE_URL is not set, not measured (PostGraphile serves PostgreSQL only)');
     return null;
@@ -147,7 +148,7 @@ export async function comparePostgraphile(options: Pick<BenchOptions, 'rounds' |
     log(`seeded M and ${RUNS_WORKSPACE.publishedRuns} runs × ${RUNS_WORKSPACE.sessionsPerRun} sessions (${((Date.now() - started) / 1000).toFixed(1)} s)`);
     await database.db.query('ANALYZE');
     const env = { ...database.serverEnv, NODE_ENV: 'production' };
-    const facade = await startFacade('off', { ...env, INTERNAL_COST_PER_MINUTE: '1000000000' });
+    const facade = await startFacade('off', { ...env, INTERNAL_COST_PER_MINUTE: '1000000000' }, options.other);
     servers.push({
       name: 'service',
       url: facade.internalUrl,
@@ -161,7 +162,7 @@ export async function comparePostgraphile(options: Pick<BenchOptions, 'rounds' |
     const checks: string[] = [];
     for (const query of QUERIES) checks.push(await checkSameRows(servers, query, variables(query)));
     log(checks.join('; '));
-    const results: GraphqlComparison = { node: process.version, skipped, postgraphileVersion, ...pick(options), queries: [], checks };
+    const results: GraphqlComparison = { node: process.version, skipped, postgraphileVersion, ...pick(options), ...(options.other ? { serviceBuild: options.other } : {}), queries: [], checks };
     for (const query of QUERIES) {
       for (const server of servers) await autocannon({ url: `${server.url}/graphql`, method: 'POST', headers: server.headers, body: JSON.stringify({ query: server.query(query), variables: variables(query) }), connections: options.connections, duration: options.warmup });
       const rounds: Partial<Record<GraphqlServerName, GraphqlRound[]>> = {};

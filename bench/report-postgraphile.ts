@@ -40,7 +40,7 @@ export function postgraphileTable(results: GraphqlComparison): string[] {
     }
   }
   return [
-    `Node ${results.node}${results.postgraphileVersion ? `, PostGraphile ${results.postgraphileVersion}` : ''}: ${results.rounds} rounds of ${results.duration} s after ${results.warmup} s of warm-up, autocannon with ${results.connections} connections; median of the rounds (range).`,
+    `Node ${results.node}${results.postgraphileVersion ? `, PostGraphile ${results.postgraphileVersion}` : ''}${results.serviceBuild ? `, the service built from ${results.serviceBuild}` : ''}: ${results.rounds} rounds of ${results.duration} s after ${results.warmup} s of warm-up, autocannon with ${results.connections} connections; median of the rounds (range).`,
     ...(results.skipped ? [`${results.skipped}.`] : []),
     '',
     ...table(['query', 'server', 'req/s', 'p50 ms', 'p99 ms', 'Node CPU ms/request', 'PostgreSQL CPU ms/request', 'CPU ms/request', 'req/s ratio', 'errors'], rows),

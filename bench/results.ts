@@ -221,6 +221,8 @@ export interface GraphqlComparison {
   /** Why PostGraphile was not measured, when it was not. */
   skipped: string | null;
   postgraphileVersion: string | null;
+  /** The checkout whose build was measured as the service, when not this one. */
+  serviceBuild?: string;
   connections: number;
   duration: number;
   warmup: number;

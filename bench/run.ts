@@ -148,7 +148,7 @@ async function main(): Promise<void> {
       const passes: GraphqlComparison[] = [];
       for (const [i, node] of nodes.entries()) {
         const file = join(dir, `pass${i}.json`);
-        await runNode(node, ['postgraphile', '--results', file, '--rounds', String(options.rounds), '--duration', String(options.duration), '--warmup', String(options.warmup), '--connections', String(options.connections)]);
+        await runNode(node, ['postgraphile', ...(options.other ? [options.other] : []), '--results', file, '--rounds', String(options.rounds), '--duration', String(options.duration), '--warmup', String(options.warmup), '--connections', String(options.connections)]);
         const pass = JSON.parse(await readFile(file, 'utf8')) as GraphqlComparison | null;
         if (pass) passes.push(pass);
       }

@@ -54,7 +54,8 @@ export function postgraphileTargets(passes: readonly GraphqlComparison[]): strin
     GRAPHQL_TARGETS.map((target) => {
       const measured = target.measure(pass);
       const met = verdict({ ...target, measure: () => measured }, measured);
-      return `- Node ${pass.node}: ${target.text}: ${measured.map((entry) => entry.shown).join('; ') || 'not measured'}: ${met === null ? 'not measured' : met ? 'met' : '**missed**'}`;
+      if (met === null) return `- Node ${pass.node}: ${target.text}: not measured${pass.skipped ? ` (${pass.skipped})` : ''}`;
+      return `- Node ${pass.node}: ${target.text}: ${measured.map((entry) => entry.shown).join('; ')}: ${met ? 'met' : '**missed**'}`;
     }),
   );
 }
