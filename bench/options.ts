@@ -14,10 +14,14 @@
  *                time a cost point buys (PostgreSQL: DATABASE_URL), alone
  *   request-log  what the API keys' request log costs cached hits at M, on Node 24 and on this
  *                Node.js, alone (its section of docs/benchmarks.md and its targets on stdout)
+ *   postgraphile [dir]  internal GraphQL against PostGraphile v5 on Q1–Q3 (PostgreSQL: DATABASE_URL),
+ *                on Node 24, Node 22 and this Node.js, alone (its section and targets on stdout);
+ *                with another checkout's directory, its build is measured as the service (a before)
+ *   graphql-profile  where internal GraphQL's CPU goes on Q1–Q3, phase by phase (--endpoint Q1: one)
  */
 import { parseArgs } from 'node:util';
 
-export const COMMANDS = ['all', 'pass', 'render', 'ab', 'profile', 'memory-at-l', 'webhooks', 'internal-load', 'request-log'] as const;
+export const COMMANDS = ['all', 'pass', 'render', 'ab', 'profile', 'memory-at-l', 'webhooks', 'internal-load', 'request-log', 'postgraphile', 'graphql-profile'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export interface BenchOptions {
@@ -77,7 +81,8 @@ export function parseOptions(argv: readonly string[] = process.argv.slice(2)): B
     rounds: number('rounds', values.rounds, command === 'ab' ? 8 : 3),
     duration: number('duration', values.duration, 5),
     warmup: number('warmup', values.warmup, 3),
-    connections: number('connections', values.connections, 64),
+    // The GraphQL comparison at the concurrency it was first measured with (issue 42).
+    connections: number('connections', values.connections, command === 'postgraphile' ? 16 : 64),
     loadOnly: values['load-only'] ?? false,
     results: values.results,
     besideResults: values['beside-results'],

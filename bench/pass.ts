@@ -21,6 +21,7 @@ import { body, firstAnswer, measureMisses, medianMs, statementsOfOne } from './s
 import { measureWebhookLatency } from './webhook-latency.ts';
 import { measureWriteCost } from './write-cost.ts';
 import { measureInternalLoad } from './internal-load.ts';
+import { POSTGRAPHILE_CONNECTIONS, comparePostgraphile } from './postgraphile.ts';
 
 /** Each row's ratios of requests per second (`a/b`) and of CPU per request (`cpu:a/b`). */
 export const PAIRS: Array<[ServerName, ServerName]> = [
@@ -116,6 +117,12 @@ async function statementCounts(run: Run, change: (workspaceId: string) => Promis
   return statements;
 }
 
+/** Every pass, with no other server running: PostGraphile where this Node.js runs it, the service alone where it does not. */
+function againstPostgraphile(options: BenchOptions) {
+  log('internal GraphQL against PostGraphile v5');
+  return comparePostgraphile({ ...options, connections: POSTGRAPHILE_CONNECTIONS });
+}
+
 /** A pass's results before anything is measured: the machine, the database and the options. */
 export function newResults(options: BenchOptions, database: Pick<BenchDatabase, 'kind' | 'version'>, loadAtStart: string, checks: string[] = []): BenchResults {
   return {
@@ -189,7 +196,12 @@ export async function runPass(options: BenchOptions): Promise<BenchResults> {
     });
     results.requestLog = requestLog.rows;
     results.requestLogPlacement = requestLog.placement;
-    if (options.loadOnly) return results;
+    if (options.loadOnly) {
+      for (const server of run.servers.values()) await stop(server.child);
+      run.servers.clear();
+      results.postgraphile = await againstPostgraphile(options);
+      return results;
+    }
 
     const m = run.seeded.get('M')!;
     for (const endpoint of ENDPOINTS) {
@@ -232,6 +244,7 @@ export async function runPass(options: BenchOptions): Promise<BenchResults> {
     results.webhooks = await measureWebhookLatency(log);
     log('internal load');
     results.internalLoad = await measureInternalLoad(options);
+    results.postgraphile = await againstPostgraphile(options);
     log('first start');
     // A newcomer's start is one event; the median of three keeps one slow moment of the shared machine out.
     for (let i = 0; i < 3; i += 1) results.firstAnswers.push(await firstAnswer());

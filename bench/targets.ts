@@ -4,7 +4,8 @@
  */
 import { KEY_ACTIVITY_PART } from './hit-parts.ts';
 import { latencyRatios, timePerPointSpread } from './report-internal.ts';
-import { median, ratioOf, rowOf, type BenchResults, type LoadRow } from './results.ts';
+import { comparisonRatios } from './report-postgraphile.ts';
+import { median, ratioOf, rowOf, type BenchResults, type GraphqlComparison, type LoadRow } from './results.ts';
 
 export interface Measured {
   /** How the report shows the number (a ratio with its rounds' range, say). */
@@ -32,7 +33,35 @@ const requestLog = (results: BenchResults, pair: string) =>
   (results.requestLog ?? []).filter((setting) => setting.variant === 'hits').flatMap((setting) => ratio(setting.row, pair, `${setting.row.endpoint} `));
 const ENDPOINTS = ['/courses', '/bookings', '/bookings + participants:read'];
 
+/** Per query measured against PostGraphile, the median of the rounds' ratios (service / PostGraphile), with their range. */
+const graphqlRatios = (comparison: GraphqlComparison | null | undefined, what: 'rps' | 'cpu'): Measured[] =>
+  (comparison?.queries ?? [])
+    .filter((query) => query.rounds.postgraphile)
+    .map((query) => {
+      const ratios = comparisonRatios(query, what);
+      return { value: median(ratios), shown: `${query.name} ${fixed(median(ratios), 2)}× (${range(ratios)})` };
+    });
+
+/** The targets against PostGraphile v5 (bench/postgraphile.ts), on one comparison. */
+export const GRAPHQL_TARGETS: Array<Omit<Target, 'measure'> & { measure(comparison: GraphqlComparison | null | undefined): Measured[] }> = [
+  { text: "internal GraphQL Q1, Q2, Q3 ≥ 1.0 × PostGraphile v5's req/s (each server alone, same rounds)", measure: (comparison) => graphqlRatios(comparison, 'rps'), min: 1 },
+  { text: "internal GraphQL Q1, Q2, Q3: Node plus PostgreSQL CPU per request ≤ 1.0 × PostGraphile v5's", measure: (comparison) => graphqlRatios(comparison, 'cpu'), max: 1 },
+];
+
+/** The targets against PostGraphile, judged on each Node.js's comparison, as lines. */
+export function postgraphileTargets(passes: readonly GraphqlComparison[]): string[] {
+  return passes.flatMap((pass) =>
+    GRAPHQL_TARGETS.map((target) => {
+      const measured = target.measure(pass);
+      const met = verdict({ ...target, measure: () => measured }, measured);
+      if (met === null) return `- Node ${pass.node}: ${target.text}: not measured${pass.skipped ? ` (${pass.skipped})` : ''}`;
+      return `- Node ${pass.node}: ${target.text}: ${measured.map((entry) => entry.shown).join('; ')}: ${met ? 'met' : '**missed**'}`;
+    }),
+  );
+}
+
 export const TARGETS: Target[] = [
+  ...GRAPHQL_TARGETS.map((target) => ({ ...target, measure: (results: BenchResults) => target.measure(results.postgraphile) })),
   {
     text: 'cached /bookings + participants:read at M ≥ 0.7 × express without middleware (wrk)',
     measure: (results) => ratio(M(results, '/bookings + participants:read'), 'hits/express'),

@@ -40,6 +40,8 @@ export interface ConnectionQueryOptions extends Embedding {
   before?: readonly boolean[];
   /** `last`: the rows nearest the end (or the `before` cursor), read in reverse order. */
   backward?: boolean;
+  /** Whether the order's values are read, of which cursors are made; true when omitted. */
+  cursors?: boolean;
   restricted?: boolean;
 }
 
@@ -47,7 +49,8 @@ export interface ConnectionQueryOptions extends Embedding {
  * One page of a relation for many parents at once: each parent key drives a LATERAL scan in the
  * connection's order that starts past the cursor (keyset pagination: no OFFSET, so a deep page
  * costs what the first one costs) and stops after the page size plus one row, which tells whether
- * another page follows. The values of the order terms come back as `__o0`, `__o1`, … for cursors.
+ * another page follows. The values of the order terms come back as `__o0`, `__o1`, … for cursors,
+ * unless none is wanted (`cursors: false`).
  */
 export function buildConnectionQuery(registry: ResourceRegistry, relation: RelationDefinition, options: ConnectionQueryOptions = {}): GeneratedQuery {
   const params = new ParameterList();
@@ -59,6 +62,7 @@ export function buildConnectionQuery(registry: ResourceRegistry, relation: Relat
   const selected = [...base.selected];
   const columns = [...base.columns];
   order.forEach((term, index) => {
+    if (options.cursors === false) return;
     const value = term.type === 'timestamp' ? utcTextColumn(expression(index)) : expression(index);
     selected.push(`${value} AS "${orderColumn(index)}"`);
     columns.push(orderColumn(index));

@@ -127,7 +127,7 @@ function connectionResolvers(registry: ResourceRegistry, index: ListIndex): IRes
     const target = registry.relation(resource, relationName).resource;
     const fieldName = key.slice(resourceName.length + 1);
     (resolvers[resource.name] ??= {})[fieldName] = (parent: Row, args: Record<string, unknown>, context: GraphQLContext, info: SelectionInfo) =>
-      context.loaders.connection(resource, relationName, parent, args, context.selections.nodeFields(info));
+      context.loaders.connection(resource, relationName, parent, args, context.selections.nodeFields(info), context.selections.cursors(info));
     resolvers[connectionTypeName(target)] = {
       edges: (page: Page): Edge[] => page.rows.map((node) => ({ node, page })),
       nodes: (page: Page) => page.rows,

@@ -39,6 +39,7 @@ const NONE: ReadonlySet<string> = new Set();
 export class Selections {
   readonly #fields = new WeakMap<readonly FieldNode[], ReadonlySet<string>>();
   readonly #nodeFields = new WeakMap<readonly FieldNode[], ReadonlySet<string>>();
+  readonly #cursors = new WeakMap<readonly FieldNode[], boolean>();
 
   /**
    * Names of the fields selected under the resolved field, fragments included and `@skip` /
@@ -73,6 +74,31 @@ export class Selections {
     }
     return names;
   }
+  /**
+   * For a connection field: whether a cursor is selected (`edges { cursor }`, `pageInfo {
+   * startCursor endCursor }`), fragments included and directives applied. Without one, its
+   * statement does not read the values cursors are made of.
+   */
+  cursors(info: SelectionInfo): boolean {
+    let selected = this.#cursors.get(info.fieldNodes);
+    if (selected === undefined) {
+      selected = fieldsAt(info.fieldNodes, [['edges'], ['cursor']], info).length > 0 || fieldsAt(info.fieldNodes, [['pageInfo'], ['startCursor', 'endCursor']], info).length > 0;
+      this.#cursors.set(info.fieldNodes, selected);
+    }
+    return selected;
+  }
+
+}
+
+/** The field nodes with one of `names` under the fields named `path[0]`, then `path[1]`, … below `nodes`. */
+function fieldsAt(nodes: readonly FieldNode[], path: readonly (readonly string[])[], info: SelectionInfo): FieldNode[] {
+  let level: readonly FieldNode[] = nodes;
+  for (const names of path) {
+    const found = new Map<string, FieldNode[]>();
+    for (const node of level) fieldsNamed(node.selectionSet, info, names, found, new Set());
+    level = [...found.values()].flat();
+  }
+  return [...level];
 }
 
 /** The field nodes with one of `names` directly under `set`, through fragments, directives applied, by name. */

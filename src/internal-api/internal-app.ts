@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { ApolloServer } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type Express, type RequestHandler, type Response } from 'express';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
@@ -19,6 +19,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { RateLimiters } from '../rate-limit/limiters.ts';
 import { auditRecordOf, useAuditPlugin, useAuditTrail, type AuditRecord } from './audit-trail.ts';
+import { compiledGateway } from './compiled-gateway.ts';
 import { CostBudget, useCostBudget, type SpentCost } from './cost-budget.ts';
 import { documentGate } from './document-gate.ts';
 import { DOCUMENT_LIMITS, documentLimits } from './document-limits.ts';
@@ -139,7 +140,8 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     return budget.reserve(context.principal, estimate.points, context.cost);
   });
   const apollo = new ApolloServer<InternalContext>({
-    schema: options.schema,
+    // The served schema, its operations compiled once per document (compiled-gateway.ts).
+    gateway: compiledGateway(options.schema),
     ...limits,
     // Documents named by hash are the registered ones (document-gate.ts), never a cache a client fills.
     persistedQueries: false,
@@ -151,6 +153,9 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
       useFieldUsage(options.schema, options.metrics, logger),
       useAuditPlugin(),
       ApolloServerPluginLandingPageDisabled(),
+      // No field carries a cache hint; its per-field hook made Apollo Server wrap every resolver of the
+      // schema, a closure and a promise check per field and row (docs/benchmarks.md).
+      ApolloServerPluginCacheControlDisabled(),
     ],
     formatError: (formatted, error) => {
       if (isStatementTimeout(unwrapResolverError(error))) {
@@ -175,6 +180,9 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
   await apollo.start();
   const app = express();
   app.disable('x-powered-by');
+  // A GraphQL answer is the result of one POST: express's ETag hashed every body (100 kB for a
+  // page of runs with their sessions) for a header no client revalidates with.
+  app.set('etag', false);
   app.use(metricsRouter(options.metrics, [options.token, options.metricsToken]));
   // Before the token check: the page and its assets hold no data; the queries it sends carry the token.
   app.use(explorerRouter());

@@ -183,10 +183,11 @@ export class Loaders {
    * One page of `parent.relationName` for one parent row (a connection field). The parents of a
    * field in one execution share one statement: a LATERAL keyset scan per parent key, see
    * `buildConnectionQuery`. `selected` is the set of names selected under the connection's
-   * `node`, the same set object for every parent row of the field in one execution.
+   * `node`, the same set object for every parent row of the field in one execution; `cursors`,
+   * whether a cursor of it is selected (without, its statement does not read what they are made of).
    */
-  connection(parent: ResourceDefinition, relationName: string, row: Row, args: RelationArguments, selected: ReadonlySet<string>): Promise<Page> {
-    const plan = this.#memoized('connection', parent, relationName, selected, () => this.#connectionPlan(parent, relationName, args, selected));
+  connection(parent: ResourceDefinition, relationName: string, row: Row, args: RelationArguments, selected: ReadonlySet<string>, cursors = true): Promise<Page> {
+    const plan = this.#memoized('connection', parent, relationName, selected, () => this.#connectionPlan(parent, relationName, args, selected, cursors));
     const parentValue = row[plan.relation.localField];
     if (parentValue === null || parentValue === undefined) return Promise.resolve(this.#page(plan, [], parentValue));
     return this.#loader(plan.loaderKey, plan.statement, plan.values, false, plan.personal)
@@ -204,7 +205,10 @@ export class Loaders {
       rows,
       hasNextPage: !backward && more,
       hasPreviousPage: backward && more,
-      cursor: (row) => encodeCursor(plan.list, plan.order.map((_, index) => row[orderColumn(index)])),
+      cursor: (row) => {
+        if (!plan.cursors) throw new Error(`${plan.list}: a cursor was asked of a page read without them`);
+        return encodeCursor(plan.list, plan.order.map((_, index) => row[orderColumn(index)]));
+      },
       totalCount: () => this.#count(plan, parentValue),
     };
   }
@@ -225,7 +229,7 @@ export class Loaders {
     return Number(rows[0]?.[COUNT_COLUMN] ?? 0);
   }
 
-  #connectionPlan(parent: ResourceDefinition, relationName: string, args: RelationArguments, selected: ReadonlySet<string>): ConnectionPlan {
+  #connectionPlan(parent: ResourceDefinition, relationName: string, args: RelationArguments, selected: ReadonlySet<string>, cursors: boolean): ConnectionPlan {
     const relation = this.#registry.relation(parent, relationName);
     const target = this.#registry.get(relation.resource);
     const list = connectionList(parent, relationName);
@@ -240,6 +244,7 @@ export class Loaders {
       `after(${after?.map(Number).join('') ?? '-'})`,
       `before(${before?.map(Number).join('') ?? '-'})`,
       `filter(${parsed.filter.map((term) => term.join('.')).join(',')})`,
+      cursors ? 'cursors' : 'no-cursors',
       key,
     ].join(':');
     const plan = this.#planned(
@@ -254,13 +259,14 @@ export class Loaders {
           ...(after ? { after } : {}),
           ...(before ? { before } : {}),
           backward: parsed.backward,
+          cursors,
           restricted,
         }),
       // One row past the page tells whether another page follows.
       { connection: parsed, limit: parsed.size + 1 },
       [...personal, ...compared],
     );
-    return { ...plan, parent, relationName, list, order, args: parsed };
+    return { ...plan, parent, relationName, list, order, args: parsed, cursors };
   }
 
   /**

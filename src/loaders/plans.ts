@@ -33,5 +33,7 @@ export interface ConnectionPlan extends RelationPlan {
   list: string;
   order: readonly ConnectionOrderTerm[];
   args: ConnectionArguments;
+  /** Whether its statement reads the order's values, of which cursors are made (only when one is selected). */
+  cursors: boolean;
   count?: RelationPlan;
 }

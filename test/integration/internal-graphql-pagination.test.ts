@@ -165,6 +165,31 @@ describeOnEachDatabase('internal GraphQL connections on %s', (target) => {
     expect(thousand.statements.some((text) => /\bOFFSET\b/i.test(text))).toBe(false);
   });
 
+  it('a page without cursors lists the same rows without reading the values cursors are made of; a cursor asked through a fragment still pages', async () => {
+    const bookingsOf = (statements: string[]) => statements.filter((text) => /FROM bookings/.test(text) && /LATERAL/.test(text));
+    let plain: { status: number; body: GraphQLResponse } | undefined;
+    const withoutCursors = await captureStatements(db, async () => {
+      plain = await api.graphql(`query($id: ID!) { workspace(id: $id) { bookingsConnection(first: 50) { nodes { id } } } }`, { id: big.workspaceId });
+    });
+    expect(plain!.body.errors).toBeUndefined();
+    const nodes = (plain!.body.data as { workspace: { bookingsConnection: { nodes: Array<{ id: string }> } } }).workspace.bookingsConnection.nodes;
+    expect(nodes.map((node) => node.id)).toEqual(expected.slice(0, 50));
+    expect(bookingsOf(withoutCursors)).toHaveLength(1);
+    expect(bookingsOf(withoutCursors)[0]).not.toMatch(/"__o0"/);
+
+    let fragment: { status: number; body: GraphQLResponse } | undefined;
+    const withCursor = await captureStatements(db, async () => {
+      fragment = await api.graphql(
+        `query($id: ID!) { workspace(id: $id) { bookingsConnection(first: 50) { nodes { id } ...End } } } fragment End on BookingConnection { pageInfo { endCursor } }`,
+        { id: big.workspaceId },
+      );
+    });
+    expect(fragment!.body.errors).toBeUndefined();
+    expect(bookingsOf(withCursor)[0]).toMatch(/"__o0"/);
+    const endCursor = (fragment!.body.data as { workspace: { bookingsConnection: { pageInfo: { endCursor: string } } } }).workspace.bookingsConnection.pageInfo.endCursor;
+    expect((await page({ first: 50, after: endCursor })).edges.map((edge) => edge.node.id)).toEqual(expected.slice(50, 100));
+  });
+
   it('the second and the twentieth page cost the same statements: keyset pages, never OFFSET', async () => {
     const firstPage = await page({ first: 50 });
     const deep = await page({ first: 50, after: (await page({ first: 100, after: firstPage.pageInfo.endCursor })).pageInfo.endCursor });
