@@ -104,6 +104,10 @@ export const configSchema = z
     INTERNAL_STATEMENT_TIMEOUT_MS: positiveInt.max(600_000).default(1000),
     HEADERS_TIMEOUT_MS: positiveInt.max(600_000).default(10_000),
     REQUEST_TIMEOUT_MS: positiveInt.max(600_000).default(30_000),
+    // Longer than the idle timeout of the proxies and clients in front (60 s at the common load
+    // balancers, 4 s in Node's fetch): the client closes an idle connection first, never the
+    // server while a request is already on its way, which the client meets as a reset.
+    KEEP_ALIVE_TIMEOUT_MS: positiveInt.max(600_000).default(65_000),
     MAX_CONNECTIONS: positiveInt.max(1_000_000).default(1000),
     RATE_LIMIT_STORE: z.enum(['memory', 'redis', 'postgres']).default('memory'),
     REDIS_URL: z

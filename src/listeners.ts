@@ -25,6 +25,7 @@ export function createListener(config: Config, app: RequestListener): Server {
       maxHeaderSize: 16 * 1024,
       headersTimeout: config.HEADERS_TIMEOUT_MS,
       requestTimeout: config.REQUEST_TIMEOUT_MS,
+      keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
       connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(shorter / 4))),
     },
     (req: IncomingMessage, res: ServerResponse) => {
