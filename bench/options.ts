@@ -17,7 +17,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const COMMANDS = ['all', 'pass', 'render', 'ab', 'profile', 'memory-at-l', 'webhooks', 'internal-load', 'request-log'] as const;
+export const COMMANDS = ['all', 'pass', 'render', 'ab', 'profile', 'memory-at-l', 'webhooks', 'webhook-isolation', 'internal-load', 'request-log'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export interface BenchOptions {

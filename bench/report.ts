@@ -8,7 +8,7 @@ import { ENDPOINTS } from './database.ts';
 import { PAIRS } from './pass.ts';
 import { LABEL, median, rowOf, type BenchResults, type LoadRow, type ServerName } from './results.ts';
 import { requestLogSection } from './report-request-log.ts';
-import { webhookLatencySection } from './report-webhooks.ts';
+import { webhookIsolationSection, webhookLatencySection } from './report-webhooks.ts';
 import { internalLoadSection } from './report-internal.ts';
 import { KEY_CACHE_TTL_MS, MISSES } from './single-requests.ts';
 import { TARGETS, verdict } from './targets.ts';
@@ -216,6 +216,7 @@ export function renderReport(main: BenchResults, beside?: BenchResults): string 
     ...(main.loadOnly ? [] : oneAtATimeSections(main)),
     ...settingsSection(main),
     ...(main.webhooks ? [...webhookLatencySection(main.webhooks), ''] : []),
+    ...(main.webhookIsolation ? [...webhookIsolationSection(main.webhookIsolation), ''] : []),
     ...(main.internalLoad ? [...internalLoadSection(main.internalLoad), ''] : []),
     ...(main.firstAnswers.length
       ? ["## A newcomer's first answer", '', `\`npm start\` on an empty data directory, from the start of the process to the first 200 from /courses with the demo key it prints, three times: ${main.firstAnswers.map((ms) => `${round(ms / 1000, 2)} s`).join(', ')}; median ${round(median(main.firstAnswers) / 1000, 2)} s.`, '']

@@ -7,16 +7,8 @@ import { serviceModel } from '../db/service-model.ts';
 import { compileOperations, type CompiledOperation } from '../graphql/operations.ts';
 import { createSchema } from '../graphql/schema.ts';
 import type { Logger } from '../logger.ts';
-import {
-  claimDelivery,
-  disableIfFailing,
-  recordManualAttempt,
-  recordScheduledAttempt,
-  releaseLease,
-  rescheduleIfPending,
-  storeBody,
-  type ClaimedDelivery,
-} from './delivery-store.ts';
+import { claimDelivery, claimScheduled, wakeWaiting, type ClaimedDelivery } from './claim-store.ts';
+import { disableIfFailing, recordManualAttempt, recordScheduledAttempt, releaseLease, storeBody } from './delivery-store.ts';
 import { readKeptStates } from './event-state-store.ts';
 import { buildPayload, buildUpdatedPayload } from './payload.ts';
 import { recordTestAttempt } from './test-event-store.ts';
@@ -33,6 +25,8 @@ export interface DelivererOptions {
   box: SecretBox;
   logger: Logger;
   timeoutMs: number;
+  /** docs/architecture.md, "Webhook isolation": scheduled attempts in flight at once, per endpoint and per workspace. */
+  bounds: { perEndpoint: number; perWorkspace: number };
   retryDelaysMs: readonly number[];
   /** docs/webhooks.md, "What disables an endpoint": how long an endpoint may keep failing. */
   disableAfterMs: number;
@@ -132,16 +126,18 @@ export class Deliverer {
   }
 
   async #runScheduled(deliveryId: string, span: Span, signal?: AbortSignal): Promise<void> {
-    const { db } = this.#options;
-    const delivery = await claimDelivery(db, deliveryId, this.#leaseMs, 'scheduled');
-    if (!delivery) {
-      const inMs = await rescheduleIfPending(db, deliveryId);
-      if (inMs !== null) this.#options.onScheduled?.(inMs);
+    const { db, bounds } = this.#options;
+    const claim = await claimScheduled(db, deliveryId, { ...bounds, leaseMs: this.#leaseMs });
+    if (!claim.delivery) {
+      if (claim.inMs !== null) this.#options.onScheduled?.(claim.inMs);
       return;
     }
+    const { delivery } = claim;
     const attempt = await this.#attempt(delivery, signal);
     if (!attempt) return;
     const recorded = await recordScheduledAttempt(db, delivery, attempt.body, attempt.startedAt, attempt.outcome, this.#options.retryDelaysMs);
+    // Its place is free: a job of the workspace that found none runs now instead of at its fallback time.
+    if (claim.othersWaiting && (await wakeWaiting(db, delivery.workspaceId, delivery.endpointId))) this.#options.onScheduled?.(0);
     recordOutcome(span, delivery, attempt.outcome);
     span.setAttribute('webhook.delivery.state', recorded.state);
     if (recorded.number !== null) span.setAttribute('webhook.attempt', recorded.number);
@@ -289,6 +285,7 @@ export function createDeliverer(options: DeliveryOptions): { deliverer: Delivere
     box: options.box,
     logger: options.logger,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    bounds: { perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY, perWorkspace: config.WEBHOOK_WORKSPACE_CONCURRENCY },
     retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
     disableAfterMs: config.WEBHOOK_DISABLE_AFTER_DAYS * DAY_MS,
     ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),

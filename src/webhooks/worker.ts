@@ -1,8 +1,9 @@
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import { Logger as WorkerLogger, run, type Runner, type WorkerEvents, type WorkerPool } from 'graphile-worker';
 import pg from 'pg';
 import { DAY_MS, createDeliverer, type DeliveryOptions } from './deliverer.ts';
-import { DELIVER_TASK, eraseExpiredBodies, nextDueJobInMs, releaseStaleJobLocks } from './delivery-store.ts';
+import { DELIVER_TASK } from './claim-store.ts';
+import { eraseExpiredBodies, nextDueJobInMs, releaseStaleJobLocks } from './delivery-store.ts';
 import { DueTimer } from './due-timer.ts';
 
 export type WebhookWorkerOptions = DeliveryOptions;
@@ -67,6 +68,8 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
         [DELIVER_TASK]: async (payload, helpers) => {
           const deliveryId = (payload as { deliveryId?: unknown }).deliveryId;
           if (typeof deliveryId !== 'string') return;
+          // One shutdown signal for every job of the pool: each attempt in flight listens to it.
+          if (helpers.abortSignal) setMaxListeners(2 * config.WEBHOOK_CONCURRENCY + 10, helpers.abortSignal);
           await deliverer.runScheduled(deliveryId, helpers.abortSignal);
         },
       },

@@ -58,6 +58,8 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
         (e) =>
           `${e.id}  ${e.state.padEnd(8)}  ${e.participants ? 'participants' : 'no participants'}  ${e.events.join(',')}  ${e.url}` +
           `${e.disabledAt ? `  disabled since ${e.disabledAt} (${e.disabledReason === 'gone' ? 'gone: its receiver answered 410' : 'failing'})` : ''}` +
+          `${e.health?.state === 'healthy' ? '  healthy' : ''}` +
+          `${e.health?.state === 'failing' ? `  failing: ${e.health.consecutiveFailures} failed attempts since ${e.health.failingSince}, the last ${e.health.lastFailure}` : ''}` +
           `${e.previousSecretUntil ? `  previous secret until ${e.previousSecretUntil}` : ''}`,
       );
       ctx.print(options, endpoints, lines.join('\n') || 'No webhook endpoints');
