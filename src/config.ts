@@ -135,6 +135,7 @@ export const configSchema = z
     WEBHOOK_CONCURRENCY: positiveInt.max(500).default(100),
     WEBHOOK_ENDPOINT_CONCURRENCY: positiveInt.max(500).default(4),
     WEBHOOK_WORKSPACE_CONCURRENCY: positiveInt.max(500).default(8),
+    WEBHOOK_DB_POOL_SIZE: positiveInt.max(100).default(8),
     WEBHOOK_POLL_INTERVAL_MS: positiveInt.optional(),
     WEBHOOK_RETRY_DELAYS_MS: retryDelays.default(DEFAULT_RETRY_DELAYS_MS),
     WEBHOOK_TIMEOUT_MS: positiveInt.max(60_000).default(15_000),

@@ -483,8 +483,7 @@ export const catalog: Catalog = {
         {"name":"updated_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
         {"name":"series","type":"integer","nullable":false,"default":"1"},
         {"name":"finished_at","type":"timestamp with time zone","nullable":true},
-        {"name":"body_erased_at","type":"timestamp with time zone","nullable":true},
-        {"name":"waiting_since","type":"timestamp with time zone","nullable":true}
+        {"name":"body_erased_at","type":"timestamp with time zone","nullable":true}
       ],
       "primaryKey": ["id"],
       "foreignKeys": [
@@ -500,12 +499,12 @@ export const catalog: Catalog = {
       ],
       "indexes": [
         {"name":"webhook_deliveries_body_retention","columns":["finished_at"],"where":"(body IS NOT NULL)"},
+        {"name":"webhook_deliveries_due","columns":["next_attempt_at"],"where":"(state = 'pending'::webhook_delivery_state)"},
         {"name":"webhook_deliveries_endpoint","columns":["endpoint_id","created_at"]},
         {"name":"webhook_deliveries_endpoint_state","columns":["endpoint_id","state"]},
         {"name":"webhook_deliveries_event_id_endpoint_id_key","columns":["event_id","endpoint_id"]},
         {"name":"webhook_deliveries_in_flight","columns":["endpoint_id"],"where":"(lease_until IS NOT NULL)"},
-        {"name":"webhook_deliveries_pkey","columns":["id"]},
-        {"name":"webhook_deliveries_waiting","columns":["endpoint_id","waiting_since"],"where":"(waiting_since IS NOT NULL)"}
+        {"name":"webhook_deliveries_pkey","columns":["id"]}
       ]
     },
     "webhook_endpoints": {

@@ -1,4 +1,4 @@
-import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import { Webhook } from 'standardwebhooks';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
@@ -7,8 +7,12 @@ import { serviceModel } from '../db/service-model.ts';
 import { compileOperations, type CompiledOperation } from '../graphql/operations.ts';
 import { createSchema } from '../graphql/schema.ts';
 import type { Logger } from '../logger.ts';
-import { claimDelivery, claimScheduled, wakeWaiting, type ClaimedDelivery } from './claim-store.ts';
-import { disableIfFailing, recordManualAttempt, recordScheduledAttempt, releaseLease, storeBody } from './delivery-store.ts';
+import { claimDelivery, claimDue, type ClaimedDelivery } from './claim-store.ts';
+import type DataLoader from 'dataloader';
+import { recordOutcome, traced } from './attempt-span.ts';
+import { coalescedWrites } from './coalesced-writes.ts';
+import { disableIfFailing, recordManualAttempt, releaseLease, storeBody } from './delivery-store.ts';
+import { recordScheduledAttempts, storeBodies, type RecordedAttempt, type ScheduledAttempt } from './scheduled-records.ts';
 import { readKeptStates } from './event-state-store.ts';
 import { buildPayload, buildUpdatedPayload } from './payload.ts';
 import { recordTestAttempt } from './test-event-store.ts';
@@ -16,6 +20,9 @@ import { SealedSecretError, type SecretBox } from './secret-box.ts';
 import { WebhookSender, type AttemptOutcome } from './send-attempt.ts';
 
 export const DAY_MS = 86_400_000;
+
+/** The most attempts' bodies or outcomes written in one statement. */
+const BATCH = 200;
 
 export interface DelivererOptions {
   db: Database;
@@ -78,41 +85,17 @@ export function signedHeaders(secrets: readonly string[], eventId: string, at: D
   };
 }
 
-/** Without a tracing SDK these are the API's no-op spans. */
-const tracer = trace.getTracer('course-booking-public-api/webhooks');
-
-/**
- * A delivery job or a manual redelivery runs in a span of its own, the parent of its statements and
- * of the POST to the receiver. Its attributes are ids and the outcome, never the URL or the body.
- */
-function traced<T>(name: string, deliveryId: string, work: (span: Span) => Promise<T>): Promise<T> {
-  return tracer.startActiveSpan(name, { kind: SpanKind.CONSUMER, attributes: { 'webhook.delivery.id': deliveryId } }, async (span) => {
-    try {
-      return await work(span);
-    } catch (error) {
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
-}
-
-function recordOutcome(span: Span, delivery: ClaimedDelivery, outcome: AttemptOutcome): void {
-  span.setAttributes({ 'webhook.event.id': delivery.eventId, 'webhook.endpoint.id': delivery.endpointId, 'webhook.ok': outcome.ok });
-  if (outcome.httpStatus !== null) span.setAttribute('http.response.status_code', outcome.httpStatus);
-  if (outcome.error !== null) {
-    span.setAttribute('error.type', outcome.error);
-    span.setStatus({ code: SpanStatusCode.ERROR });
-  }
-}
-
 /** One attempt of one delivery: lease, body, signature, POST, log. */
 export class Deliverer {
   readonly #options: DelivererOptions;
+  /** Scheduled attempts' bodies and outcomes are written many per statement (docs/architecture.md, "Webhook isolation"). */
+  readonly #bodies: DataLoader<{ deliveryId: string; body: string }, string>;
+  readonly #records: DataLoader<ScheduledAttempt, RecordedAttempt>;
 
   constructor(options: DelivererOptions) {
     this.#options = options;
+    this.#bodies = coalescedWrites((bodies) => storeBodies(options.db, bodies), BATCH);
+    this.#records = coalescedWrites((attempts) => recordScheduledAttempts(options.db, attempts), BATCH);
   }
 
   /** The lease outlives any attempt: the timeout, and as long again for the database work around it. */
@@ -120,24 +103,22 @@ export class Deliverer {
     return 2 * this.#options.timeoutMs;
   }
 
-  /** A scheduled attempt (the job of `webhook_deliver`). */
-  runScheduled(deliveryId: string, signal?: AbortSignal): Promise<void> {
-    return traced('webhook_deliver process', deliveryId, (span) => this.#runScheduled(deliveryId, span, signal));
+  /** Leases up to `limit` due deliveries for scheduled attempts, under the bounds, in a fair order. */
+  claimDue(limit: number): Promise<ClaimedDelivery[]> {
+    return claimDue(this.#options.db, { ...this.#options.bounds, leaseMs: this.#leaseMs }, limit);
   }
 
-  async #runScheduled(deliveryId: string, span: Span, signal?: AbortSignal): Promise<void> {
-    const { db, bounds } = this.#options;
-    const claim = await claimScheduled(db, deliveryId, { ...bounds, leaseMs: this.#leaseMs });
-    if (!claim.delivery) {
-      if (claim.inMs !== null) this.#options.onScheduled?.(claim.inMs);
-      return;
-    }
-    const { delivery } = claim;
-    const attempt = await this.#attempt(delivery, signal);
+  /** A scheduled attempt of a delivery whose lease `claimDue` took. */
+  runScheduled(delivery: ClaimedDelivery, signal?: AbortSignal): Promise<void> {
+    return traced('webhook_deliver process', delivery.id, (span) => this.#runScheduled(delivery, span, signal));
+  }
+
+  async #runScheduled(delivery: ClaimedDelivery, span: Span, signal?: AbortSignal): Promise<void> {
+    const { db } = this.#options;
+    const deliveryId = delivery.id;
+    const attempt = await this.#attempt(delivery, (body) => this.#bodies.load({ deliveryId, body }), signal);
     if (!attempt) return;
-    const recorded = await recordScheduledAttempt(db, delivery, attempt.body, attempt.startedAt, attempt.outcome, this.#options.retryDelaysMs);
-    // Its place is free: a job of the workspace that found none runs now instead of at its fallback time.
-    if (claim.othersWaiting && (await wakeWaiting(db, delivery.workspaceId, delivery.endpointId))) this.#options.onScheduled?.(0);
+    const recorded = await this.#records.load({ delivery, ...attempt, retryDelaysMs: this.#options.retryDelaysMs });
     recordOutcome(span, delivery, attempt.outcome);
     span.setAttribute('webhook.delivery.state', recorded.state);
     if (recorded.number !== null) span.setAttribute('webhook.attempt', recorded.number);
@@ -179,7 +160,7 @@ export class Deliverer {
     const { db } = this.#options;
     const delivery = await claimDelivery(db, deliveryId, this.#leaseMs, 'manual');
     if (!delivery) return null;
-    const attempt = await this.#attempt(delivery);
+    const attempt = await this.#attempt(delivery, (body) => storeBody(db, delivery.id, body));
     if (!attempt) {
       return { deliveryId, ok: false, httpStatus: null, error: 'booking_gone', startedAt: null, durationMs: 0, answerStart: null, disabled: false };
     }
@@ -199,7 +180,7 @@ export class Deliverer {
       const { db } = this.#options;
       const delivery = await claimDelivery(db, deliveryId, this.#leaseMs, 'test');
       if (!delivery) return null;
-      const attempt = await this.#attempt(delivery);
+      const attempt = await this.#attempt(delivery, (body) => storeBody(db, delivery.id, body));
       if (!attempt) return null;
       await recordTestAttempt(db, delivery, attempt.startedAt, attempt.outcome);
       recordOutcome(span, delivery, attempt.outcome);
@@ -218,7 +199,7 @@ export class Deliverer {
     return states && buildUpdatedPayload({ db, registry }, bookingOperation, event, states, delivery.participants);
   }
 
-  async #attempt(delivery: ClaimedDelivery, signal?: AbortSignal): Promise<{ body: string; startedAt: Date; outcome: AttemptOutcome } | null> {
+  async #attempt(delivery: ClaimedDelivery, store: (body: string) => Promise<string>, signal?: AbortSignal): Promise<{ body: string; startedAt: Date; outcome: AttemptOutcome } | null> {
     const { db, sender, box } = this.#options;
     try {
       let secrets: string[];
@@ -239,7 +220,7 @@ export class Deliverer {
           return null;
         }
         // Stored before anything is sent: a crash after sending resends exactly these bytes.
-        body = await storeBody(db, delivery.id, built);
+        body = await store(built);
       }
       const startedAt = new Date();
       const headers = signedHeaders(secrets, delivery.eventId, startedAt, body);

@@ -1,9 +1,6 @@
 import type { Database, Queryable } from '../db/database.ts';
-import { DELIVER_TASK, type ClaimedDelivery } from './claim-store.ts';
+import type { ClaimedDelivery } from './claim-store.ts';
 import { GONE, type AttemptOutcome } from './send-attempt.ts';
-
-/** At most 8 scheduled attempts per event and endpoint (docs/contract-rules.md, webhooks.schedule). */
-export const MAX_ATTEMPTS = 8;
 
 /**
  * Writes the body of a delivery before its first attempt is sent, and returns the body stored:
@@ -16,16 +13,6 @@ export async function storeBody(db: Database, deliveryId: string, body: string):
     [deliveryId, body],
   );
   return stored.rows[0]?.body ?? body;
-}
-
-export interface RecordedAttempt {
-  number: number | null;
-  state: 'pending' | 'succeeded' | 'failed';
-  nextAttemptAt: Date | null;
-  /** Milliseconds from now (the database's clock) to the next attempt, when there is one. */
-  nextAttemptInMs: number | null;
-  /** The receiver answered 410 and the endpoint was disabled by this attempt. */
-  gone: boolean;
 }
 
 /**
@@ -47,50 +34,6 @@ const RECORD_ON_ENDPOINT = (delivery: string, status: string, error: string, sta
    -- Only this transaction sets disabled_at to its own start time.
    RETURNING ${status}::int = ${GONE} AND e.disabled_reason = 'gone' AND e.disabled_at = now() AS gone`;
 };
-
-/**
- * Records a scheduled attempt in one statement (one atomic step, and one round trip on the
- * embedded database): the attempt's log entry, the delivery's new state with the body it sent
- * (fixed at the first attempt, so every attempt sends the same bytes), and the job of the next
- * attempt on the configured delays, or the `failed` state after the 8th failure. A crash can
- * therefore never record a failure without its retry.
- */
-export async function recordScheduledAttempt(
-  db: Database,
-  delivery: ClaimedDelivery,
-  body: string,
-  startedAt: Date,
-  outcome: AttemptOutcome,
-  retryDelaysMs: readonly number[],
-): Promise<RecordedAttempt> {
-  const number = delivery.attempts + 1;
-  const delay = outcome.ok || number >= MAX_ATTEMPTS ? null : retryDelaysMs[number - 1]!;
-  const state = outcome.ok ? 'succeeded' : delay === null ? 'failed' : 'pending';
-  const recorded = await db.query<{ next: Date | null; in_ms: number | null; gone: boolean }>(
-    `WITH delivery AS (
-       UPDATE webhook_deliveries
-          SET attempts = $2, lease_until = NULL, updated_at = now(), body = coalesce(body, $4),
-              -- An endpoint removed during the attempt stays cancelled: the attempt is logged, no retry follows.
-              state = CASE WHEN state = 'cancelled' THEN state ELSE $3::webhook_delivery_state END,
-              next_attempt_at = CASE WHEN $5::int IS NULL OR state = 'cancelled' THEN NULL
-                                     ELSE clock_timestamp() + $5::int * interval '1 millisecond' END,
-              finished_at = CASE WHEN $5::int IS NULL OR state = 'cancelled' THEN coalesce(finished_at, now()) END
-        WHERE id = $1
-        RETURNING id, series, next_attempt_at
-     ), logged AS (
-       INSERT INTO webhook_attempts (delivery_id, series, number, manual, started_at, duration_ms, http_status, error, next_attempt_at)
-       SELECT id, series, $2, false, $6, $7, $8, $9, next_attempt_at FROM delivery
-     ), health AS (${RECORD_ON_ENDPOINT('$1', '$8', '$9', '$6')})
-     SELECT d.next_attempt_at AS next, extract(epoch FROM d.next_attempt_at - clock_timestamp()) * 1000 AS in_ms,
-            coalesce((SELECT gone FROM health), false) AS gone,
-            (SELECT count(*) FROM (SELECT graphile_worker.add_job($10, json_build_object('deliveryId', d.id), run_at => d.next_attempt_at, job_key => d.id)
-                                    WHERE d.next_attempt_at IS NOT NULL) scheduled) AS scheduled
-       FROM delivery d`,
-    [delivery.id, number, state, body, delay, startedAt, outcome.durationMs, outcome.httpStatus, outcome.error, DELIVER_TASK],
-  );
-  const row = recorded.rows[0];
-  return { number, state, nextAttemptAt: row?.next ?? null, nextAttemptInMs: row?.in_ms == null ? null : Number(row.in_ms), gone: row?.gone ?? false };
-}
 
 /**
  * A manual redelivery is logged outside the 8; its success settles the delivery (a later
@@ -159,14 +102,15 @@ export async function eraseExpiredBodies(db: Pick<Queryable, 'query'>, retention
 }
 
 /**
- * Milliseconds until the earliest delivery job that is not locked and becomes due within
- * `horizonMs`, by the database's clock; null when there is none.
+ * Milliseconds until the earliest pending delivery becomes claimable (due, and its lease, if a
+ * worker that died left one, expired) within `horizonMs`, by the database's clock; null when none does.
  */
-export async function nextDueJobInMs(db: Pick<Queryable, 'query'>, horizonMs: number): Promise<number | null> {
+export async function nextDueDeliveryInMs(db: Pick<Queryable, 'query'>, horizonMs: number): Promise<number | null> {
   const next = await db.query<{ in_ms: number | null }>(
-    `SELECT extract(epoch FROM min(run_at) - now()) * 1000 AS in_ms FROM graphile_worker.jobs
-      WHERE task_identifier = $1 AND locked_at IS NULL AND run_at > now() AND run_at <= now() + $2 * interval '1 millisecond'`,
-    [DELIVER_TASK, horizonMs],
+    `SELECT extract(epoch FROM min(greatest(next_attempt_at, lease_until)) - now()) * 1000 AS in_ms FROM webhook_deliveries
+      WHERE state = 'pending' AND next_attempt_at <= now() + $1 * interval '1 millisecond'
+        AND greatest(next_attempt_at, lease_until) > now() AND greatest(next_attempt_at, lease_until) <= now() + $1 * interval '1 millisecond'`,
+    [horizonMs],
   );
   const inMs = next.rows[0]?.in_ms;
   return inMs == null ? null : Number(inMs);

@@ -1,14 +1,12 @@
 -- Up Migration
 
--- docs/architecture.md, "Webhook isolation": a scheduled attempt starts only while fewer than the
--- configured number of attempts are in flight to its endpoint and to its workspace. An attempt in
--- flight is a delivery whose lease has not expired; these indexes find them, and the deliveries
--- whose job found no free place and waits to be woken when one frees (oldest first).
-ALTER TABLE webhook_deliveries ADD COLUMN waiting_since timestamptz;
+-- docs/architecture.md, "Webhook isolation": workers claim due deliveries themselves, a batch at a
+-- time, and a claim starts an attempt only while fewer than the configured number of attempts are
+-- in flight to its endpoint and to its workspace. An attempt in flight is a delivery whose lease
+-- has not expired; these indexes find them, and each endpoint's pending deliveries by due time.
 CREATE INDEX webhook_deliveries_in_flight ON webhook_deliveries (endpoint_id) WHERE lease_until IS NOT NULL;
-CREATE INDEX webhook_deliveries_waiting ON webhook_deliveries (endpoint_id, waiting_since) WHERE waiting_since IS NOT NULL;
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE state = 'pending';
 
 -- Down Migration
-DROP INDEX webhook_deliveries_waiting;
+DROP INDEX webhook_deliveries_due;
 DROP INDEX webhook_deliveries_in_flight;
-ALTER TABLE webhook_deliveries DROP COLUMN waiting_since;
