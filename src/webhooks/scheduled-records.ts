@@ -1,4 +1,4 @@
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import { DELIVER_TASK, type ClaimedDelivery } from './claim-store.ts';
 import { GONE, type AttemptOutcome } from './send-attempt.ts';
 
@@ -57,9 +57,16 @@ export async function recordScheduledAttempts(db: Database, attempts: readonly S
     return { number, delay, state: outcome.ok ? ('succeeded' as const) : delay === null ? ('failed' as const) : ('pending' as const) };
   });
   const column = <T>(pick: (attempt: ScheduledAttempt, i: number) => T) => attempts.map(pick);
-  const recorded = await db.transaction(async (tx) => {
-    await tx.query('SELECT 1 FROM webhook_endpoints WHERE id = ANY ($1::text[]) ORDER BY id FOR UPDATE', [[...new Set(column((a) => a.delivery.endpointId))]]);
-    return tx.query<{ id: string; next: Date | null; in_ms: number | null; gone: boolean }>(
+  // The embedded database runs one statement at a time: there nothing can interleave to deadlock.
+  const ordered = <T>(work: (tx: Queryable) => Promise<T>) =>
+    db.kind === 'embedded'
+      ? work(db)
+      : db.transaction(async (tx) => {
+          await tx.query('SELECT 1 FROM webhook_endpoints WHERE id = ANY ($1::text[]) ORDER BY id FOR UPDATE', [[...new Set(column((a) => a.delivery.endpointId))]]);
+          return work(tx);
+        });
+  const recorded = await ordered((tx) =>
+    tx.query<{ id: string; next: Date | null; in_ms: number | null; gone: boolean }>(
       `WITH input AS (
          SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::int[], $8::int[], $9::text[])
            AS i (id, number, state, body, delay, started_at, duration_ms, http_status, error)
@@ -121,8 +128,8 @@ export async function recordScheduledAttempts(db: Database, attempts: readonly S
         column((a) => a.outcome.error),
         DELIVER_TASK,
       ],
-    );
-  });
+    ),
+  );
   const byId = new Map(recorded.rows.map((row) => [row.id, row]));
   return attempts.map((attempt, i) => {
     const row = byId.get(attempt.delivery.id);

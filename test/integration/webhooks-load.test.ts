@@ -17,8 +17,7 @@ describeOnEachDatabase('webhooks under concurrent booking inserts on %s', (targe
   let api: TestApi;
   let ws: SeededWorkspace;
   let receiver: WebhookReceiver;
-  // Every worker may deliver to the one endpoint: this is about events under concurrent writes, not about the bounds.
-  const env = webhookEnv({ WEBHOOK_CONCURRENCY: '10', WEBHOOK_ENDPOINT_CONCURRENCY: '10', WEBHOOK_WORKSPACE_CONCURRENCY: '10' });
+  const env = webhookEnv({ WEBHOOK_CONCURRENCY: '10' });
 
   beforeAll(async () => {
     db = await openTestDatabase(target);
