@@ -109,14 +109,17 @@ export class Deliverer {
   }
 
   /** A scheduled attempt of a delivery whose lease `claimDue` took. */
-  runScheduled(delivery: ClaimedDelivery, signal?: AbortSignal): Promise<void> {
-    return traced('webhook_deliver process', delivery.id, (span) => this.#runScheduled(delivery, span, signal));
+  runScheduled(delivery: ClaimedDelivery, signal?: AbortSignal, answered?: () => void): Promise<void> {
+    return traced('webhook_deliver process', delivery.id, (span) => this.#runScheduled(delivery, span, signal, answered));
   }
 
-  async #runScheduled(delivery: ClaimedDelivery, span: Span, signal?: AbortSignal): Promise<void> {
+  async #runScheduled(delivery: ClaimedDelivery, span: Span, signal?: AbortSignal, answered?: () => void): Promise<void> {
     const { db } = this.#options;
     const deliveryId = delivery.id;
     const attempt = await this.#attempt(delivery, (body) => this.#bodies.load({ deliveryId, body }), signal);
+    // A success frees its place while it is recorded; a failure holds it until then, so that no
+    // attempt starts between a 410 and the endpoint's disabling, nor to a failing endpoint before its health is kept.
+    if (attempt?.outcome.ok) answered?.();
     if (!attempt) return;
     const recorded = await this.#records.load({ delivery, ...attempt, retryDelaysMs: this.#options.retryDelaysMs });
     recordOutcome(span, delivery, attempt.outcome);

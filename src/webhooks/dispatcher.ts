@@ -5,8 +5,8 @@ import type { ClaimedDelivery } from './claim-store.ts';
 export interface DispatcherOptions {
   /** Leases up to `limit` due deliveries (the bounds and the fair order are the claim's). */
   claim: (limit: number) => Promise<ClaimedDelivery[]>;
-  /** Makes and records the attempt of a claimed delivery. */
-  attempt: (delivery: ClaimedDelivery, signal: AbortSignal) => Promise<void>;
+  /** Makes and records the attempt of a claimed delivery; may call `answered` when its place can go to another before it is recorded. */
+  attempt: (delivery: ClaimedDelivery, signal: AbortSignal, answered: () => void) => Promise<void>;
   /** Attempts in flight at once in this process (WEBHOOK_CONCURRENCY). */
   concurrency: number;
   /** How often an idle dispatcher looks for due deliveries nobody announced (a killed worker's expired leases). */
@@ -17,7 +17,8 @@ export interface DispatcherOptions {
 /**
  * docs/architecture.md, "Webhook isolation": runs the scheduled attempts of one worker process.
  * Whenever places are free it claims that many due deliveries in one statement and starts their
- * attempts at once; each attempt that ends frees its place and asks for another claim. Claims
+ * attempts at once; each attempt that ends (or whose success is being recorded: at most as many
+ * again wait for that) frees its place and asks for another claim. Claims
  * asked for while one runs are made once, after it: under load a claim fetches many deliveries,
  * and a claim that finds nothing is not repeated until something changes (an attempt ends, a
  * wake-up, the idle poll). An attempt that hangs holds only its own place.
@@ -26,6 +27,8 @@ export class Dispatcher {
   readonly #options: DispatcherOptions;
   readonly #abort = new AbortController();
   readonly #running = new Set<Promise<void>>();
+  /** Attempts claimed whose receiver has not answered yet: the places in use. */
+  #unanswered = 0;
   #claiming: Promise<void> | null = null;
   #again = false;
   #stopped = false;
@@ -52,7 +55,7 @@ export class Dispatcher {
   async #claimWhileFree(): Promise<void> {
     do {
       this.#again = false;
-      const free = this.#options.concurrency - this.#running.size;
+      const free = Math.min(this.#options.concurrency - this.#unanswered, 2 * this.#options.concurrency - this.#running.size);
       if (free <= 0 || this.#stopped) return;
       let claimed: ClaimedDelivery[];
       try {
@@ -69,13 +72,22 @@ export class Dispatcher {
   }
 
   #start(delivery: ClaimedDelivery): void {
+    this.#unanswered += 1;
+    let answered = false;
+    const answer = () => {
+      if (answered) return;
+      answered = true;
+      this.#unanswered -= 1;
+      this.nudge();
+    };
     const running: Promise<void> = this.#options
-      .attempt(delivery, this.#abort.signal)
+      .attempt(delivery, this.#abort.signal, answer)
       .catch((error: unknown) => {
         if (!this.#abort.signal.aborted) this.#options.logger.warn({ err: error, deliveryId: delivery.id }, 'webhook attempt failed');
       })
       .finally(() => {
         this.#running.delete(running);
+        answer();
         this.nudge();
       });
     this.#running.add(running);
