@@ -111,26 +111,26 @@ export async function claimDue(db: Database, bounds: AttemptBounds, limit: numbe
   const claim = async (tx: Queryable) =>
     (
       await tx.query<ClaimRow>(
-        `WITH busy AS (
-           SELECT l.endpoint_id, le.workspace_id FROM webhook_deliveries l JOIN webhook_endpoints le ON le.id = l.endpoint_id
-            WHERE l.lease_until IS NOT NULL AND l.lease_until > now()
-         ), endpoint_load AS (
-           SELECT endpoint_id, count(*) AS n FROM busy GROUP BY endpoint_id
+        `WITH endpoints AS (
+           -- Each endpoint's attempts in flight (a removed one's may still run for a lease's time).
+           SELECT e.id, e.workspace_id, e.removed_at IS NULL AND e.disabled_at IS NULL AS open,
+                  (SELECT count(*) FROM webhook_deliveries l WHERE l.endpoint_id = e.id AND l.lease_until IS NOT NULL AND l.lease_until > now()) AS busy
+             FROM webhook_endpoints e
+            WHERE e.removed_at IS NULL OR e.removed_at > now() - $1 * interval '1 millisecond'
          ), workspace_load AS (
-           SELECT workspace_id, count(*) AS n FROM busy GROUP BY workspace_id
+           SELECT workspace_id, sum(busy) AS n FROM endpoints GROUP BY workspace_id
          ), due AS (
            -- Each endpoint's oldest due deliveries, as many as it has free places (test events are never due).
-           SELECT c.id, c.next_attempt_at, e.workspace_id, coalesce(el.n, 0) + c.place AS endpoint_place
-             FROM webhook_endpoints e
-             LEFT JOIN endpoint_load el ON el.endpoint_id = e.id
+           SELECT c.id, c.next_attempt_at, e.workspace_id, e.busy + c.place AS endpoint_place
+             FROM endpoints e
             CROSS JOIN LATERAL (
               SELECT d.id, d.next_attempt_at, row_number() OVER (ORDER BY d.next_attempt_at, d.id) AS place
                 FROM webhook_deliveries d
                WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until <= now())
                ORDER BY d.next_attempt_at, d.id
-               LIMIT greatest($2 - coalesce(el.n, 0), 0)
+               LIMIT greatest($2 - e.busy, 0)
             ) c
-            WHERE e.removed_at IS NULL AND e.disabled_at IS NULL
+            WHERE e.open
          ), fair AS (
            SELECT due.id, due.next_attempt_at, due.endpoint_place,
                   coalesce(wl.n, 0) + row_number() OVER (PARTITION BY due.workspace_id ORDER BY due.endpoint_place, due.next_attempt_at, due.id) AS workspace_place

@@ -8,13 +8,13 @@ import { compileOperations, type CompiledOperation } from '../graphql/operations
 import { createSchema } from '../graphql/schema.ts';
 import type { Logger } from '../logger.ts';
 import { claimDelivery, claimDue, type ClaimedDelivery } from './claim-store.ts';
-import type DataLoader from 'dataloader';
 import { recordOutcome, traced } from './attempt-span.ts';
 import { coalescedWrites } from './coalesced-writes.ts';
 import { disableIfFailing, recordManualAttempt, releaseLease, storeBody } from './delivery-store.ts';
 import { recordScheduledAttempts, storeBodies, type RecordedAttempt, type ScheduledAttempt } from './scheduled-records.ts';
 import { readKeptStates } from './event-state-store.ts';
-import { buildPayload, buildUpdatedPayload } from './payload.ts';
+import DataLoader from 'dataloader';
+import { buildPayloads, buildUpdatedPayload, type EventRef } from './payload.ts';
 import { recordTestAttempt } from './test-event-store.ts';
 import { SealedSecretError, type SecretBox } from './secret-box.ts';
 import { WebhookSender, type AttemptOutcome } from './send-attempt.ts';
@@ -91,11 +91,27 @@ export class Deliverer {
   /** Scheduled attempts' bodies and outcomes are written many per statement (docs/architecture.md, "Webhook isolation"). */
   readonly #bodies: DataLoader<{ deliveryId: string; body: string }, string>;
   readonly #records: DataLoader<ScheduledAttempt, RecordedAttempt>;
+  /** The bodies of `booking.created` events, built together when they are wanted at the same time. */
+  readonly #created: DataLoader<{ event: EventRef; participants: boolean }, string | null>;
 
   constructor(options: DelivererOptions) {
     this.#options = options;
     this.#bodies = coalescedWrites((bodies) => storeBodies(options.db, bodies), BATCH);
     this.#records = coalescedWrites((attempts) => recordScheduledAttempts(options.db, attempts), BATCH);
+    const runtime = { db: options.db, registry: options.registry };
+    this.#created = new DataLoader(
+      async (wanted) => {
+        const built = new Array<string | null | Error>(wanted.length);
+        for (const participants of [false, true]) {
+          const indexes = wanted.flatMap((want, i) => (want.participants === participants ? [i] : []));
+          if (indexes.length === 0) continue;
+          const bodies = await buildPayloads(runtime, options.bookingOperation, indexes.map((i) => wanted[i]!.event), participants);
+          indexes.forEach((index, i) => (built[index] = bodies[i]!));
+        }
+        return built;
+      },
+      { cache: false, maxBatchSize: BATCH },
+    );
   }
 
   /** The lease outlives any attempt: the timeout, and as long again for the database work around it. */
@@ -197,7 +213,7 @@ export class Deliverer {
     const { db, registry, bookingOperation } = this.#options;
     if (delivery.bookingId === null) return null;
     const event = { id: delivery.eventId, bookingId: delivery.bookingId, createdAt: delivery.eventCreatedAt };
-    if (delivery.eventType === 'booking.created') return buildPayload({ db, registry }, bookingOperation, event, delivery.participants);
+    if (delivery.eventType === 'booking.created') return this.#created.load({ event, participants: delivery.participants });
     const states = await readKeptStates(db, registry, delivery.eventId);
     return states && buildUpdatedPayload({ db, registry }, bookingOperation, event, states, delivery.participants);
   }
