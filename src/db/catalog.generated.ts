@@ -499,7 +499,7 @@ export const catalog: Catalog = {
       ],
       "indexes": [
         {"name":"webhook_deliveries_body_retention","columns":["finished_at"],"where":"(body IS NOT NULL)"},
-        {"name":"webhook_deliveries_due","columns":["next_attempt_at"],"where":"(state = 'pending'::webhook_delivery_state)"},
+        {"name":"webhook_deliveries_due","columns":["endpoint_id","next_attempt_at"],"where":"(state = 'pending'::webhook_delivery_state)"},
         {"name":"webhook_deliveries_endpoint","columns":["endpoint_id","created_at"]},
         {"name":"webhook_deliveries_endpoint_state","columns":["endpoint_id","state"]},
         {"name":"webhook_deliveries_event_id_endpoint_id_key","columns":["event_id","endpoint_id"]},
