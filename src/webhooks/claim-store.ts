@@ -21,6 +21,8 @@ export interface ClaimedDelivery {
   test: boolean;
   bookingId: string | null;
   eventCreatedAt: Date;
+  /** The lease this claim took: whoever holds a lease with this end holds this attempt. */
+  leaseUntil: Date;
 }
 
 interface ClaimRow {
@@ -39,6 +41,7 @@ interface ClaimRow {
   test: boolean;
   booking_id: string | null;
   event_created_at: Date;
+  lease_until: Date;
 }
 
 const toClaimed = (row: ClaimRow): ClaimedDelivery => ({
@@ -57,11 +60,12 @@ const toClaimed = (row: ClaimRow): ClaimedDelivery => ({
   test: row.test,
   bookingId: row.booking_id,
   eventCreatedAt: row.event_created_at,
+  leaseUntil: row.lease_until,
 });
 
 const RETURNED = `d.id, d.attempts, d.series, d.body, e.id AS endpoint_id, e.workspace_id, e.url, e.secret_ciphertext, e.participants,
                 CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret_ciphertext END AS previous_secret_ciphertext,
-                ev.id AS event_id, ev.type AS event_type, ev.test, ev.booking_id, ev.created_at AS event_created_at`;
+                ev.id AS event_id, ev.type AS event_type, ev.test, ev.booking_id, ev.created_at AS event_created_at, d.lease_until`;
 
 /** A manual redelivery, or the one attempt of a test event. */
 export type AttemptKind = 'manual' | 'test';

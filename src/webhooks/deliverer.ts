@@ -1,5 +1,6 @@
 import type { Span } from '@opentelemetry/api';
-import { Webhook } from 'standardwebhooks';
+import { manualResult, type ManualResult } from './manual-result.ts';
+import { signedHeaders } from './signed-headers.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { ResourceRegistry } from '../db/resource-registry.ts';
@@ -10,7 +11,8 @@ import type { Logger } from '../logger.ts';
 import { claimDelivery, claimDue, type ClaimedDelivery } from './claim-store.ts';
 import { recordOutcome, traced } from './attempt-span.ts';
 import { coalescedWrites } from './coalesced-writes.ts';
-import { disableIfFailing, recordManualAttempt, releaseLease, storeBody } from './delivery-store.ts';
+import { disableIfFailing, recordManualAttempt, releaseLease, renewLease, storeBody } from './delivery-store.ts';
+import type { Turn } from './dispatcher.ts';
 import { recordScheduledAttempts, storeBodies, type RecordedAttempt, type ScheduledAttempt } from './scheduled-records.ts';
 import { readKeptStates } from './event-state-store.ts';
 import DataLoader from 'dataloader';
@@ -45,46 +47,6 @@ export interface DelivererOptions {
   onScheduled?: (inMs: number) => void;
 }
 
-export interface ManualResult {
-  deliveryId: string;
-  ok: boolean;
-  httpStatus: number | null;
-  error: string | null;
-  startedAt: string | null;
-  durationMs: number;
-  /** The start of the receiver's answer, to show to the operator who asked for the attempt. */
-  answerStart: string | null;
-  /** The receiver answered 410 and the endpoint is now disabled. */
-  disabled: boolean;
-}
-
-const manualResult = (deliveryId: string, startedAt: Date, outcome: AttemptOutcome, disabled: boolean): ManualResult => ({
-  deliveryId,
-  ok: outcome.ok,
-  httpStatus: outcome.httpStatus,
-  error: outcome.error,
-  startedAt: startedAt.toISOString(),
-  durationMs: outcome.durationMs,
-  answerStart: outcome.answerStart,
-  disabled,
-});
-
-/**
- * Standard Webhooks v1 over `<webhook-id>.<webhook-timestamp>.<body>`, sent in `x-svc-signature` and,
- * identically, in `webhook-signature` (docs/contract-rules.md, webhooks.signature and webhooks.headers).
- * During a secret rotation's overlap there are two secrets: the header then holds both signatures,
- * space-separated, the new secret's first, so that a receiver verifying with either succeeds.
- */
-export function signedHeaders(secrets: readonly string[], eventId: string, at: Date, body: string): Record<string, string> {
-  const signature = secrets.map((secret) => new Webhook(secret).sign(eventId, at, body)).join(' ');
-  return {
-    'webhook-id': eventId,
-    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-    'webhook-signature': signature,
-    'x-svc-signature': signature,
-  };
-}
-
 /** One attempt of one delivery: lease, body, signature, POST, log. */
 export class Deliverer {
   readonly #options: DelivererOptions;
@@ -93,6 +55,8 @@ export class Deliverer {
   readonly #records: DataLoader<ScheduledAttempt, RecordedAttempt>;
   /** The bodies of `booking.created` events, built together when they are wanted at the same time. */
   readonly #created: DataLoader<{ event: EventRef; participants: boolean }, string | null>;
+  /** When this worker recorded the 410 that disabled each endpoint: attempts claimed before are not made. */
+  readonly #disabledAt = new Map<string, number>();
 
   constructor(options: DelivererOptions) {
     this.#options = options;
@@ -125,19 +89,46 @@ export class Deliverer {
   }
 
   /** A scheduled attempt of a delivery whose lease `claimDue` took. */
-  runScheduled(delivery: ClaimedDelivery, signal?: AbortSignal, answered?: () => void): Promise<void> {
-    return traced('webhook_deliver process', delivery.id, (span) => this.#runScheduled(delivery, span, signal, answered));
+  runScheduled(delivery: ClaimedDelivery, turn: Turn, signal?: AbortSignal): Promise<void> {
+    return traced('webhook_deliver process', delivery.id, (span) => this.#runScheduled(delivery, span, turn, signal));
   }
 
-  async #runScheduled(delivery: ClaimedDelivery, span: Span, signal?: AbortSignal, answered?: () => void): Promise<void> {
+  async #runScheduled(delivery: ClaimedDelivery, span: Span, turn: Turn, signal?: AbortSignal): Promise<void> {
     const { db } = this.#options;
     const deliveryId = delivery.id;
-    const attempt = await this.#attempt(delivery, (body) => this.#bodies.load({ deliveryId, body }), signal);
-    // A success frees its place while it is recorded; a failure holds it until then, so that no
-    // attempt starts between a 410 and the endpoint's disabling, nor to a failing endpoint before its health is kept.
-    if (attempt?.outcome.ok) answered?.();
+    const claimedAt = performance.now();
+    // Prepared while others send: a long wait for a place to send in (hanging receivers hold them
+    // all) extends the lease first, so that it outlives the attempt; a lease lost meanwhile is not used.
+    let free = () => {};
+    const sendTurn = async () => {
+      free = await turn.send();
+      // Its endpoint was disabled by this worker since the claim: the attempt is not made.
+      if ((this.#disabledAt.get(delivery.endpointId) ?? -Infinity) > claimedAt) {
+        await releaseLease(db, deliveryId);
+        return false;
+      }
+      if (performance.now() - claimedAt < this.#options.timeoutMs / 2) return true;
+      return (await renewLease(db, deliveryId, delivery.leaseUntil, this.#leaseMs).catch(() => null)) !== null;
+    };
+    let attempt: { body: string; startedAt: Date; outcome: AttemptOutcome } | null;
+    try {
+      attempt = await this.#attempt(delivery, (body) => this.#bodies.load({ deliveryId, body }), signal, sendTurn);
+      // A success frees its places while it is recorded; a failure holds them until then, so that
+      // no attempt starts between a 410 and the endpoint's disabling, nor before its health is kept.
+      if (!attempt || attempt.outcome.ok) free();
+      if (attempt?.outcome.ok) turn.answered();
+    } catch (error) {
+      free();
+      throw error;
+    }
     if (!attempt) return;
-    const recorded = await this.#records.load({ delivery, ...attempt, retryDelaysMs: this.#options.retryDelaysMs });
+    let recorded: RecordedAttempt;
+    try {
+      recorded = await this.#records.load({ delivery, ...attempt, retryDelaysMs: this.#options.retryDelaysMs });
+      if (recorded.gone) this.#disabledAt.set(delivery.endpointId, performance.now());
+    } finally {
+      free();
+    }
     recordOutcome(span, delivery, attempt.outcome);
     span.setAttribute('webhook.delivery.state', recorded.state);
     if (recorded.number !== null) span.setAttribute('webhook.attempt', recorded.number);
@@ -218,7 +209,12 @@ export class Deliverer {
     return states && buildUpdatedPayload({ db, registry }, bookingOperation, event, states, delivery.participants);
   }
 
-  async #attempt(delivery: ClaimedDelivery, store: (body: string) => Promise<string>, signal?: AbortSignal): Promise<{ body: string; startedAt: Date; outcome: AttemptOutcome } | null> {
+  async #attempt(
+    delivery: ClaimedDelivery,
+    store: (body: string) => Promise<string>,
+    signal?: AbortSignal,
+    sendTurn?: () => Promise<boolean>,
+  ): Promise<{ body: string; startedAt: Date; outcome: AttemptOutcome } | null> {
     const { db, sender, box } = this.#options;
     try {
       let secrets: string[];
@@ -241,6 +237,8 @@ export class Deliverer {
         // Stored before anything is sent: a crash after sending resends exactly these bytes.
         body = await store(built);
       }
+      // The lease was lost while waiting (whoever took it makes the attempt), or the endpoint disabled.
+      if (sendTurn && !(await sendTurn())) return null;
       const startedAt = new Date();
       const headers = signedHeaders(secrets, delivery.eventId, startedAt, body);
       const outcome = await sender.send(delivery.url, headers, body, signal);

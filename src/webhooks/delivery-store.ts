@@ -116,6 +116,18 @@ export async function nextDueDeliveryInMs(db: Pick<Queryable, 'query'>, horizonM
   return inMs == null ? null : Number(inMs);
 }
 
+/**
+ * Extends a lease still held (its end is the one the claim took) by `leaseMs` from now; the new
+ * end, or null when the lease was lost (it expired and another attempt took it).
+ */
+export async function renewLease(db: Database, deliveryId: string, leaseUntil: Date, leaseMs: number): Promise<Date | null> {
+  const renewed = await db.query<{ lease_until: Date }>(
+    `UPDATE webhook_deliveries SET lease_until = now() + $3 * interval '1 millisecond' WHERE id = $1 AND lease_until = $2 AND lease_until > now() RETURNING lease_until`,
+    [deliveryId, leaseUntil, leaseMs],
+  );
+  return renewed.rows[0]?.lease_until ?? null;
+}
+
 /** Gives the lease back without recording anything (an attempt cut short by shutdown). */
 export async function releaseLease(db: Database, deliveryId: string): Promise<void> {
   await db.query('UPDATE webhook_deliveries SET lease_until = NULL WHERE id = $1', [deliveryId]);

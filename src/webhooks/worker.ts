@@ -52,7 +52,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
   // themselves under the bounds; the jobs only announce that something became due.
   dispatcher = new Dispatcher({
     claim: (limit) => deliverer.claimDue(limit),
-    attempt: (delivery, signal, answered) => deliverer.runScheduled(delivery, signal, answered),
+    attempt: (delivery, signal, turn) => deliverer.runScheduled(delivery, turn, signal),
     concurrency: config.WEBHOOK_CONCURRENCY,
     pollIntervalMs: pollInterval,
     logger,

@@ -15,7 +15,7 @@ import {
 import { findDelivery, listDeliveries } from '../../webhooks/delivery-log-store.ts';
 import { DEFAULT_EVENT_TYPES, EVENT_TYPES, parseEventTypes } from '../../webhooks/event-types.ts';
 import { testEventPayload } from '../../webhooks/payload.ts';
-import type { ManualResult } from '../../webhooks/deliverer.ts';
+import type { ManualResult } from '../../webhooks/manual-result.ts';
 import { recordTestEvent } from '../../webhooks/test-event-store.ts';
 import { resealSecrets } from '../../webhooks/reseal-store.ts';
 import { assertWorkspaceExists } from '../../workspaces/workspace-store.ts';
