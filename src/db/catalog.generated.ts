@@ -503,7 +503,7 @@ export const catalog: Catalog = {
         {"name":"webhook_deliveries_endpoint","columns":["endpoint_id","created_at"]},
         {"name":"webhook_deliveries_endpoint_state","columns":["endpoint_id","state"]},
         {"name":"webhook_deliveries_event_id_endpoint_id_key","columns":["event_id","endpoint_id"]},
-        {"name":"webhook_deliveries_in_flight","columns":["endpoint_id"],"where":"(lease_until IS NOT NULL)"},
+        {"name":"webhook_deliveries_in_flight","columns":["endpoint_id","lease_until"],"where":"(lease_until IS NOT NULL)"},
         {"name":"webhook_deliveries_pkey","columns":["id"]}
       ]
     },
