@@ -10,6 +10,8 @@
  *   profile      where a cache hit's CPU time goes, part by part
  *   memory-at-l  where the facade's memory goes through the L phase
  *   webhooks     webhook latency and what a booking update costs, alone
+ *   webhook-isolation  a workspace's webhook latency beside 1 and 10 workspaces with hanging receivers,
+ *                and deliveries per second of a burst against a bare HTTPS client (PostgreSQL), alone
  *   internal-load  public latency beside an internal token's costliest requests, and the database
  *                time a cost point buys (PostgreSQL: DATABASE_URL), alone
  *   request-log  what the API keys' request log costs cached hits at M, on Node 24 and on this
@@ -21,7 +23,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const COMMANDS = ['all', 'pass', 'render', 'ab', 'profile', 'memory-at-l', 'webhooks', 'internal-load', 'request-log', 'postgraphile', 'graphql-profile'] as const;
+export const COMMANDS = ['all', 'pass', 'render', 'ab', 'profile', 'memory-at-l', 'webhooks', 'webhook-isolation', 'internal-load', 'request-log', 'postgraphile', 'graphql-profile'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export interface BenchOptions {

@@ -18,6 +18,7 @@ import { peakRssMb, rawGet, record, resetPeakRss, startBaseline, startFacade, st
 import { measureRequestLog, REQUEST_LOG_ROUNDS } from './request-log-cost.ts';
 import { measureSettings } from './settings-cost.ts';
 import { body, firstAnswer, measureMisses, medianMs, statementsOfOne } from './single-requests.ts';
+import { measureWebhookIsolation } from './webhook-isolation.ts';
 import { measureWebhookLatency } from './webhook-latency.ts';
 import { measureWriteCost } from './write-cost.ts';
 import { measureInternalLoad } from './internal-load.ts';
@@ -242,6 +243,7 @@ export async function runPass(options: BenchOptions): Promise<BenchResults> {
     log('writes');
     results.writes = await measureWriteCost(db, options.rounds);
     results.webhooks = await measureWebhookLatency(log);
+    results.webhookIsolation = await measureWebhookIsolation(log);
     log('internal load');
     results.internalLoad = await measureInternalLoad(options);
     results.postgraphile = await againstPostgraphile(options);

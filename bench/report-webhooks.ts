@@ -1,5 +1,6 @@
 /** The report's part on webhook latency and on what a booking update costs (bench/webhook-latency.ts). */
-import type { LatencyFigures, StatementCount, WebhookLatencyResults } from './results.ts';
+import type { LatencyFigures, StatementCount, WebhookIsolationResults, WebhookLatencyResults } from './results.ts';
+import { NOISY, THROUGHPUT } from './webhook-isolation.ts';
 import { BURST, IDLE_SAMPLES } from './webhook-latency.ts';
 
 const round = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
@@ -45,5 +46,34 @@ export function webhookLatencySection(results: WebhookLatencyResults): string[] 
           ),
         ]
       : []),
+  ];
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? Number.NaN;
+const range = (values: number[]) => `${round(median(values), 0)} (${round(Math.min(...values), 0)}–${round(Math.max(...values), 0)})`;
+
+/** The report's part on isolation between tenants and on throughput (bench/webhook-isolation.ts). */
+export function webhookIsolationSection(results: WebhookIsolationResults): string[] {
+  if (results.skipped) return ['## Webhook isolation and throughput', '', `Not run: ${results.skipped}.`];
+  const { worker, bare, concurrency } = results.throughput;
+  const ratios = worker.map((perSecond, i) => perSecond / bare[i]!);
+  return [
+    '## Webhook isolation and throughput',
+    '',
+    'PostgreSQL, one `admin -- worker` process with the production settings (15 s attempt timeout, the default',
+    `WEBHOOK_CONCURRENCY and per-endpoint and per-workspace bounds). Noisy neighbours: each hanging tenant's receiver`,
+    `accepts and never answers and gets ${NOISY.bookingsEach} bookings at once; a second later workspace B (answering 204 at once) gets`,
+    `${NOISY.quietBookings} bookings, one every ${NOISY.quietEveryMs} ms. B's latency from commit to its receiver, ms (target p99 ≤ 2,000):`,
+    '',
+    ...table(
+      ['beside', 'B p50 ms', 'B p99 ms', 'B max ms', 'B delivered'],
+      results.noisy.map((row) => [`${row.hanging} hanging tenant(s)`, round(row.p50, 0), round(row.p99, 0), round(row.max, 0), `${row.answered} of ${row.expected}`]),
+    ),
+    '',
+    `Throughput: ${THROUGHPUT.bookings} bookings across ${THROUGHPUT.endpoints} endpoints (one per workspace, receivers answering at once), from the`,
+    `first commit to the last answer, against a bare Node HTTPS client with keep-alive posting the same signed requests to the same`,
+    `receivers ${concurrency} at a time, in the same run; ${worker.length} rounds, median (range). Target: ≥ 0.5 × the bare client.`,
+    '',
+    ...table(['deliveries/s through the worker', 'bare client /s', 'ratio'], [[range(worker), range(bare), `${round(median(ratios), 2)} (${round(Math.min(...ratios), 2)}–${round(Math.max(...ratios), 2)})`]]),
   ];
 }

@@ -8,7 +8,7 @@ import { ENDPOINTS } from './database.ts';
 import { PAIRS } from './pass.ts';
 import { LABEL, median, rowOf, type BenchResults, type LoadRow, type ServerName } from './results.ts';
 import { requestLogSection } from './report-request-log.ts';
-import { webhookLatencySection } from './report-webhooks.ts';
+import { webhookIsolationSection, webhookLatencySection } from './report-webhooks.ts';
 import { internalLoadSection } from './report-internal.ts';
 import { postgraphileSection } from './report-postgraphile.ts';
 import { KEY_CACHE_TTL_MS, MISSES } from './single-requests.ts';
@@ -217,6 +217,7 @@ export function renderReport(main: BenchResults, beside?: BenchResults): string 
     ...(main.loadOnly ? [] : oneAtATimeSections(main)),
     ...settingsSection(main),
     ...(main.webhooks ? [...webhookLatencySection(main.webhooks), ''] : []),
+    ...(main.webhookIsolation ? [...webhookIsolationSection(main.webhookIsolation), ''] : []),
     ...(main.internalLoad ? [...internalLoadSection(main.internalLoad), ''] : []),
     ...(main.postgraphile || beside?.postgraphile ? postgraphileSection([main.postgraphile, beside?.postgraphile].filter((pass) => pass != null)) : []),
     ...(main.firstAnswers.length

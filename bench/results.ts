@@ -124,6 +124,15 @@ export interface WebhookLatencyRun {
   statements: { without: StatementCount; with: StatementCount } | null;
 }
 
+/** Tenants beside hanging receivers, and throughput against a bare client (bench/webhook-isolation.ts). */
+export interface WebhookIsolationResults {
+  /** B's latency (ms) beside each number of hanging tenants. */
+  noisy: Array<{ hanging: number; p50: number; p99: number; max: number; answered: number; expected: number }>;
+  /** Deliveries per second of each round: through the worker, and of the bare client. */
+  throughput: { worker: number[]; bare: number[]; concurrency: number };
+  skipped: string | null;
+}
+
 export interface WebhookLatencyResults {
   runs: WebhookLatencyRun[];
   skipped: string[];
@@ -185,6 +194,8 @@ export interface BenchResults {
   writes: WriteVariant[];
   /** Webhook latency (bench/webhook-latency.ts); absent from the load-only pass. */
   webhooks?: WebhookLatencyResults;
+  /** Tenants beside hanging receivers and throughput (bench/webhook-isolation.ts); absent from passes before it. */
+  webhookIsolation?: WebhookIsolationResults;
   firstAnswers: number[];
   /** Internal GraphQL beside the public API (PostgreSQL only); absent from the load-only pass. */
   internalLoad?: InternalLoadResults | null;

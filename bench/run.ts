@@ -19,7 +19,8 @@ import { ENDPOINTS, SIZES, openBenchDatabase, seed } from './database.ts';
 import { profileHits } from './hit-parts.ts';
 import { wrkAvailable } from './load.ts';
 import { memoryAtL } from './memory-at-l.ts';
-import { webhookLatencySection } from './report-webhooks.ts';
+import { webhookIsolationSection, webhookLatencySection } from './report-webhooks.ts';
+import { measureWebhookIsolation } from './webhook-isolation.ts';
 import { measureWebhookLatency } from './webhook-latency.ts';
 import { parseOptions, type BenchOptions } from './options.ts';
 import { POSTGRAPHILE_MIN_NODE, comparePostgraphile } from './postgraphile.ts';
@@ -163,6 +164,12 @@ async function main(): Promise<void> {
       // The webhook latency alone, its section on stdout.
       const results = await measureWebhookLatency((message) => process.stderr.write(`${message}\n`));
       process.stdout.write(`${webhookLatencySection(results).join('\n')}\n`);
+      return;
+    }
+    case 'webhook-isolation': {
+      // Tenants beside hanging receivers, and throughput against a bare client; its section on stdout.
+      const results = await measureWebhookIsolation((message) => process.stderr.write(`${message}\n`));
+      process.stdout.write(`${webhookIsolationSection(results).join('\n')}\n`);
       return;
     }
     case 'internal-load': {

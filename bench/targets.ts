@@ -150,6 +150,25 @@ export const TARGETS: Target[] = [
     max: 1,
   },
   {
+    text: "webhooks: a workspace's p99 from commit to its receiver beside 1 and beside 10 workspaces with hanging receivers (60 bookings each) ≤ 2 s, every event answered (PostgreSQL)",
+    measure: (results) =>
+      (results.webhookIsolation?.noisy ?? []).map((run) => ({
+        value: run.answered < run.expected ? Number.POSITIVE_INFINITY : run.p99 / 1000,
+        shown: `beside ${run.hanging}: ${fixed(run.p99, 0)} ms${run.answered < run.expected ? ` (${run.expected - run.answered} not answered)` : ''}`,
+      })),
+    max: 2,
+  },
+  {
+    text: 'webhooks: deliveries per second of a burst (10,000 bookings across 100 endpoints) ≥ 0.5 × a bare keep-alive HTTPS client with the same concurrency, same run (PostgreSQL)',
+    measure: (results) => {
+      const throughput = results.webhookIsolation?.throughput;
+      if (!throughput?.worker.length) return [];
+      const ratios = throughput.worker.map((worker, i) => worker / throughput.bare[i]!);
+      return [{ value: median(ratios), shown: `${fixed(median(ratios), 2)}× (${range(ratios)}; ${fixed(median(throughput.worker), 0)}/s against ${fixed(median(throughput.bare), 0)}/s)` }];
+    },
+    min: 0.5,
+  },
+  {
     text: 'public /courses and /bookings beside an internal token running its costliest requests: p50 ≤ 1.5 × alone (PostgreSQL)',
     measure: (results) =>
       results.internalLoad

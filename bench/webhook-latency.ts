@@ -71,7 +71,7 @@ async function startReceiver(certificate: { cert: string; key: string }) {
 }
 
 /** A separate delivery worker, as `npm run --silent admin -- worker` runs it; resolves once it has started. */
-async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
+export async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['dist/src/cli/main.js', 'worker'], { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     let seen = '';
@@ -85,7 +85,7 @@ async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
   return child;
 }
 
-interface Target {
+export interface Target {
   name: string;
   db: Database;
   env: Record<string, string>;
@@ -98,7 +98,7 @@ async function embedded(): Promise<Target> {
   return { name: 'embedded PGlite', db, env: { DATA_DIR: dir }, close: async () => (await db.close(), await rm(dir, { recursive: true, force: true })) };
 }
 
-async function postgres(adminUrl: string): Promise<Target> {
+export async function postgres(adminUrl: string): Promise<Target> {
   const name = `bench_hooks_${randomBytes(4).toString('hex')}`;
   const admin = async (statement: string) => {
     const client = new pg.Client({ connectionString: adminUrl });

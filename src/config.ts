@@ -134,7 +134,12 @@ export const configSchema = z
     SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
     TRUST_PROXY: trustProxy.default(false),
     WEBHOOK_WORKER: bool.default(true),
-    WEBHOOK_CONCURRENCY: positiveInt.max(100).default(5),
+    // docs/architecture.md, "Webhook isolation": attempts in flight per process, and across all
+    // processes per endpoint and per workspace, so that no receiver holds more than its share.
+    WEBHOOK_CONCURRENCY: positiveInt.max(500).default(100),
+    WEBHOOK_ENDPOINT_CONCURRENCY: positiveInt.max(500).default(4),
+    WEBHOOK_WORKSPACE_CONCURRENCY: positiveInt.max(500).default(8),
+    WEBHOOK_DB_POOL_SIZE: positiveInt.max(100).default(8),
     WEBHOOK_POLL_INTERVAL_MS: positiveInt.optional(),
     WEBHOOK_RETRY_DELAYS_MS: retryDelays.default(DEFAULT_RETRY_DELAYS_MS),
     WEBHOOK_TIMEOUT_MS: positiveInt.max(60_000).default(15_000),

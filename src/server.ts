@@ -163,6 +163,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     });
     metrics.observeAnswerCache(answerCache);
     metrics.observeKeyActivity(keyActivity);
+    metrics.observeWebhookHealth(async () => (await import('./webhooks/endpoint-store.ts')).readEndpointHealth(db));
     // Resolved even without a worker: the embedded database gets its key on first start, so that
     // `admin` commands and separate workers find it in the data directory.
     const box = await resolveSecretBox(config, { embeddedDataDir: ownsDb && db.kind === 'embedded' });

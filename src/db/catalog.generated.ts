@@ -18,7 +18,9 @@ export const catalog: Catalog = {
     "1763801400000_catalog-facts",
     "1763801500000_list-order-indexes",
     "1763801530000_api-key-activity",
-    "1763801600000_internal-token-personal-data"
+    "1763801600000_internal-token-personal-data",
+    "1763801700000_webhook-attempt-bounds",
+    "1763801800000_webhook-endpoint-health"
   ],
   "tables": {
     "api_key_request_counts": {
@@ -497,9 +499,11 @@ export const catalog: Catalog = {
       ],
       "indexes": [
         {"name":"webhook_deliveries_body_retention","columns":["finished_at"],"where":"(body IS NOT NULL)"},
+        {"name":"webhook_deliveries_due","columns":["endpoint_id","next_attempt_at"],"where":"(state = 'pending'::webhook_delivery_state)"},
         {"name":"webhook_deliveries_endpoint","columns":["endpoint_id","created_at"]},
         {"name":"webhook_deliveries_endpoint_state","columns":["endpoint_id","state"]},
         {"name":"webhook_deliveries_event_id_endpoint_id_key","columns":["event_id","endpoint_id"]},
+        {"name":"webhook_deliveries_in_flight","columns":["endpoint_id","lease_until"],"where":"(lease_until IS NOT NULL)"},
         {"name":"webhook_deliveries_pkey","columns":["id"]}
       ]
     },
@@ -517,7 +521,10 @@ export const catalog: Catalog = {
         {"name":"previous_secret_expires_at","type":"timestamp with time zone","nullable":true},
         {"name":"disabled_at","type":"timestamp with time zone","nullable":true},
         {"name":"event_types","type":"text[]","nullable":false,"default":"'{booking.created}'::text[]"},
-        {"name":"disabled_reason","type":"text","nullable":true}
+        {"name":"disabled_reason","type":"text","nullable":true},
+        {"name":"consecutive_failures","type":"integer","nullable":false,"default":"0"},
+        {"name":"failing_since","type":"timestamp with time zone","nullable":true},
+        {"name":"last_failure","type":"text","nullable":true}
       ],
       "primaryKey": ["id"],
       "foreignKeys": [
@@ -526,6 +533,7 @@ export const catalog: Catalog = {
       ],
       "uniques": [],
       "checks": [
+        {"name":"webhook_endpoints_consecutive_failures_check","columns":["consecutive_failures"],"expression":"(consecutive_failures >= 0)"},
         {"name":"webhook_endpoints_disabled_reason","columns":["disabled_reason"],"expression":"(disabled_reason = ANY (ARRAY['failing'::text, 'gone'::text]))"},
         {"name":"webhook_endpoints_event_types","columns":["event_types"],"expression":"((cardinality(event_types) > 0) AND (event_types <@ '{booking.created,booking.updated}'::text[]))"},
         {"name":"webhook_endpoints_previous_secret","columns":["previous_secret_ciphertext","previous_secret_expires_at"],"expression":"((previous_secret_ciphertext IS NULL) = (previous_secret_expires_at IS NULL))"},

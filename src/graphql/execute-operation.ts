@@ -73,3 +73,37 @@ export async function executeOperation<Name extends OperationName>(
   if (!result.data) throw new ApiError('internal_error');
   return result.data as OperationResults[Name];
 }
+
+/**
+ * Runs one fixed operation once for each set of variables, on one connection and one set of
+ * loaders, so that their lookups go together (one statement for all the bookings, say). The sets
+ * must differ only in ids: the fields selected (the directives' values) are worked out once, from
+ * the first. Each result is its data, or the client-safe error of its first error.
+ */
+export async function executeOperationEach<Name extends OperationName>(
+  runtime: OperationRuntime,
+  operation: CompiledOperation<Name>,
+  variables: ReadonlyArray<Record<string, unknown>>,
+): Promise<Array<OperationResults[Name] | ApiError>> {
+  return tracer.startActiveSpan(operation.title, { attributes: { ...operation.traceAttributes, 'graphql.operation.count': variables.length } }, async (span) => {
+    try {
+      const results = await runtime.db.withConnection((connection) => {
+        const context = requestContext({ registry: runtime.registry, db: connection });
+        return Promise.all(variables.map(async (each) => operation.execute(each, context)));
+      });
+      return results.map((result: ExecutionResult) => {
+        if (result.errors?.length) {
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          const first = result.errors[0]!;
+          return toApiError(first.originalError ?? first);
+        }
+        return result.data ? (result.data as OperationResults[Name]) : new ApiError('internal_error');
+      });
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}

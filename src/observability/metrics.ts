@@ -6,6 +6,15 @@ import { countedCounter, type Cell } from './counted-series.ts';
 
 type RequestLabel = 'route' | 'method' | 'status';
 
+/** What /metrics shows of a webhook endpoint's health. */
+export interface WebhookEndpointHealth {
+  id: string;
+  state: string;
+  disabledReason: string | null;
+  lastFailure: string | null;
+  consecutiveFailures: number;
+}
+
 /** The counts one request of the public listener adds to, in place (src/observability/counted-series.ts). */
 export interface RequestCounts {
   /** `http_requests_total` and `http_request_duration_seconds` of the request's route, method and status. */
@@ -145,6 +154,44 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(activity.expiringSoon);
+      },
+    });
+  }
+
+  /** docs/webhooks.md, "Endpoint health": each endpoint's state and failures since its last success, read when /metrics is scraped. */
+  observeWebhookHealth(read: () => Promise<WebhookEndpointHealth[]>): void {
+    // Both gauges are collected at once by one scrape: they share one read of the endpoints.
+    // (prom-client starts every metric's collect in the same turn of the event loop.)
+    let reading: Promise<WebhookEndpointHealth[]> | null = null;
+    const endpoints = () => {
+      if (!reading) {
+        reading = read().catch(() => []);
+        setImmediate(() => (reading = null));
+      }
+      return reading;
+    };
+    new Gauge<'endpoint' | 'state' | 'reason' | 'last_failure'>({
+      name: 'webhook_endpoint_health',
+      help: 'Each webhook endpoint not removed, 1 with its state (healthy, failing, disabled), the reason it is disabled and the class of its last failure.',
+      labelNames: ['endpoint', 'state', 'reason', 'last_failure'],
+      registers: [this.registry],
+      async collect() {
+        const found = await endpoints();
+        this.reset();
+        for (const endpoint of found) {
+          this.set({ endpoint: endpoint.id, state: endpoint.state, reason: endpoint.disabledReason ?? '', last_failure: endpoint.lastFailure ?? '' }, 1);
+        }
+      },
+    });
+    new Gauge<'endpoint'>({
+      name: 'webhook_endpoint_consecutive_failures',
+      help: 'Failed attempts to a webhook endpoint since its last success (0: healthy).',
+      labelNames: ['endpoint'],
+      registers: [this.registry],
+      async collect() {
+        const found = await endpoints();
+        this.reset();
+        for (const endpoint of found) this.set({ endpoint: endpoint.id }, endpoint.consecutiveFailures);
       },
     });
   }

@@ -1,5 +1,6 @@
-import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
-import { Webhook } from 'standardwebhooks';
+import type { Span } from '@opentelemetry/api';
+import { manualResult, type ManualResult } from './manual-result.ts';
+import { signedHeaders } from './signed-headers.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { ResourceRegistry } from '../db/resource-registry.ts';
@@ -7,23 +8,23 @@ import { serviceModel } from '../db/service-model.ts';
 import { compileOperations, type CompiledOperation } from '../graphql/operations.ts';
 import { createSchema } from '../graphql/schema.ts';
 import type { Logger } from '../logger.ts';
-import {
-  claimDelivery,
-  disableIfFailing,
-  recordManualAttempt,
-  recordScheduledAttempt,
-  releaseLease,
-  rescheduleIfPending,
-  storeBody,
-  type ClaimedDelivery,
-} from './delivery-store.ts';
+import { claimDelivery, claimDue, type ClaimedDelivery } from './claim-store.ts';
+import { recordOutcome, traced } from './attempt-span.ts';
+import { coalescedWrites } from './coalesced-writes.ts';
+import { disableIfFailing, recordManualAttempt, releaseLease, renewLease, storeBody } from './delivery-store.ts';
+import type { Turn } from './dispatcher.ts';
+import { recordScheduledAttempts, storeBodies, type RecordedAttempt, type ScheduledAttempt } from './scheduled-records.ts';
 import { readKeptStates } from './event-state-store.ts';
-import { buildPayload, buildUpdatedPayload } from './payload.ts';
+import DataLoader from 'dataloader';
+import { buildPayloads, buildUpdatedPayload, type EventRef } from './payload.ts';
 import { recordTestAttempt } from './test-event-store.ts';
 import { SealedSecretError, type SecretBox } from './secret-box.ts';
 import { WebhookSender, type AttemptOutcome } from './send-attempt.ts';
 
 export const DAY_MS = 86_400_000;
+
+/** The most attempts' bodies or outcomes written in one statement. */
+const BATCH = 200;
 
 export interface DelivererOptions {
   db: Database;
@@ -33,6 +34,8 @@ export interface DelivererOptions {
   box: SecretBox;
   logger: Logger;
   timeoutMs: number;
+  /** docs/architecture.md, "Webhook isolation": scheduled attempts in flight at once, per endpoint and per workspace. */
+  bounds: { perEndpoint: number; perWorkspace: number };
   retryDelaysMs: readonly number[];
   /** docs/webhooks.md, "What disables an endpoint": how long an endpoint may keep failing. */
   disableAfterMs: number;
@@ -44,81 +47,35 @@ export interface DelivererOptions {
   onScheduled?: (inMs: number) => void;
 }
 
-export interface ManualResult {
-  deliveryId: string;
-  ok: boolean;
-  httpStatus: number | null;
-  error: string | null;
-  startedAt: string | null;
-  durationMs: number;
-  /** The start of the receiver's answer, to show to the operator who asked for the attempt. */
-  answerStart: string | null;
-  /** The receiver answered 410 and the endpoint is now disabled. */
-  disabled: boolean;
-}
-
-const manualResult = (deliveryId: string, startedAt: Date, outcome: AttemptOutcome, disabled: boolean): ManualResult => ({
-  deliveryId,
-  ok: outcome.ok,
-  httpStatus: outcome.httpStatus,
-  error: outcome.error,
-  startedAt: startedAt.toISOString(),
-  durationMs: outcome.durationMs,
-  answerStart: outcome.answerStart,
-  disabled,
-});
-
-/**
- * Standard Webhooks v1 over `<webhook-id>.<webhook-timestamp>.<body>`, sent in `x-svc-signature` and,
- * identically, in `webhook-signature` (docs/contract-rules.md, webhooks.signature and webhooks.headers).
- * During a secret rotation's overlap there are two secrets: the header then holds both signatures,
- * space-separated, the new secret's first, so that a receiver verifying with either succeeds.
- */
-export function signedHeaders(secrets: readonly string[], eventId: string, at: Date, body: string): Record<string, string> {
-  const signature = secrets.map((secret) => new Webhook(secret).sign(eventId, at, body)).join(' ');
-  return {
-    'webhook-id': eventId,
-    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-    'webhook-signature': signature,
-    'x-svc-signature': signature,
-  };
-}
-
-/** Without a tracing SDK these are the API's no-op spans. */
-const tracer = trace.getTracer('course-booking-public-api/webhooks');
-
-/**
- * A delivery job or a manual redelivery runs in a span of its own, the parent of its statements and
- * of the POST to the receiver. Its attributes are ids and the outcome, never the URL or the body.
- */
-function traced<T>(name: string, deliveryId: string, work: (span: Span) => Promise<T>): Promise<T> {
-  return tracer.startActiveSpan(name, { kind: SpanKind.CONSUMER, attributes: { 'webhook.delivery.id': deliveryId } }, async (span) => {
-    try {
-      return await work(span);
-    } catch (error) {
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
-}
-
-function recordOutcome(span: Span, delivery: ClaimedDelivery, outcome: AttemptOutcome): void {
-  span.setAttributes({ 'webhook.event.id': delivery.eventId, 'webhook.endpoint.id': delivery.endpointId, 'webhook.ok': outcome.ok });
-  if (outcome.httpStatus !== null) span.setAttribute('http.response.status_code', outcome.httpStatus);
-  if (outcome.error !== null) {
-    span.setAttribute('error.type', outcome.error);
-    span.setStatus({ code: SpanStatusCode.ERROR });
-  }
-}
-
 /** One attempt of one delivery: lease, body, signature, POST, log. */
 export class Deliverer {
   readonly #options: DelivererOptions;
+  /** Scheduled attempts' bodies and outcomes are written many per statement (docs/architecture.md, "Webhook isolation"). */
+  readonly #bodies: DataLoader<{ deliveryId: string; body: string }, string>;
+  readonly #records: DataLoader<ScheduledAttempt, RecordedAttempt>;
+  /** The bodies of `booking.created` events, built together when they are wanted at the same time. */
+  readonly #created: DataLoader<{ event: EventRef; participants: boolean }, string | null>;
+  /** When this worker recorded the 410 that disabled each endpoint: attempts claimed before are not made. */
+  readonly #disabledAt = new Map<string, number>();
 
   constructor(options: DelivererOptions) {
     this.#options = options;
+    this.#bodies = coalescedWrites((bodies) => storeBodies(options.db, bodies), BATCH);
+    this.#records = coalescedWrites((attempts) => recordScheduledAttempts(options.db, attempts), BATCH);
+    const runtime = { db: options.db, registry: options.registry };
+    this.#created = new DataLoader(
+      async (wanted) => {
+        const built = new Array<string | null | Error>(wanted.length);
+        for (const participants of [false, true]) {
+          const indexes = wanted.flatMap((want, i) => (want.participants === participants ? [i] : []));
+          if (indexes.length === 0) continue;
+          const bodies = await buildPayloads(runtime, options.bookingOperation, indexes.map((i) => wanted[i]!.event), participants);
+          indexes.forEach((index, i) => (built[index] = bodies[i]!));
+        }
+        return built;
+      },
+      { cache: false, maxBatchSize: BATCH },
+    );
   }
 
   /** The lease outlives any attempt: the timeout, and as long again for the database work around it. */
@@ -126,22 +83,52 @@ export class Deliverer {
     return 2 * this.#options.timeoutMs;
   }
 
-  /** A scheduled attempt (the job of `webhook_deliver`). */
-  runScheduled(deliveryId: string, signal?: AbortSignal): Promise<void> {
-    return traced('webhook_deliver process', deliveryId, (span) => this.#runScheduled(deliveryId, span, signal));
+  /** Leases up to `limit` due deliveries for scheduled attempts, under the bounds, in a fair order. */
+  claimDue(limit: number): Promise<ClaimedDelivery[]> {
+    return claimDue(this.#options.db, { ...this.#options.bounds, leaseMs: this.#leaseMs }, limit);
   }
 
-  async #runScheduled(deliveryId: string, span: Span, signal?: AbortSignal): Promise<void> {
+  /** A scheduled attempt of a delivery whose lease `claimDue` took. */
+  runScheduled(delivery: ClaimedDelivery, turn: Turn, signal?: AbortSignal): Promise<void> {
+    return traced('webhook_deliver process', delivery.id, (span) => this.#runScheduled(delivery, span, turn, signal));
+  }
+
+  async #runScheduled(delivery: ClaimedDelivery, span: Span, turn: Turn, signal?: AbortSignal): Promise<void> {
     const { db } = this.#options;
-    const delivery = await claimDelivery(db, deliveryId, this.#leaseMs, 'scheduled');
-    if (!delivery) {
-      const inMs = await rescheduleIfPending(db, deliveryId);
-      if (inMs !== null) this.#options.onScheduled?.(inMs);
-      return;
+    const deliveryId = delivery.id;
+    const claimedAt = performance.now();
+    // Prepared while others send: a long wait for a place to send in (hanging receivers hold them
+    // all) extends the lease first, so that it outlives the attempt; a lease lost meanwhile is not used.
+    let free = () => {};
+    const sendTurn = async () => {
+      free = await turn.send();
+      // Its endpoint was disabled by this worker since the claim: the attempt is not made.
+      if ((this.#disabledAt.get(delivery.endpointId) ?? -Infinity) > claimedAt) {
+        await releaseLease(db, deliveryId);
+        return false;
+      }
+      if (performance.now() - claimedAt < this.#options.timeoutMs / 2) return true;
+      return (await renewLease(db, deliveryId, delivery.leaseUntil, this.#leaseMs).catch(() => null)) !== null;
+    };
+    let attempt: { body: string; startedAt: Date; outcome: AttemptOutcome } | null;
+    try {
+      attempt = await this.#attempt(delivery, (body) => this.#bodies.load({ deliveryId, body }), signal, sendTurn);
+      // A success frees its places while it is recorded; a failure holds them until then, so that
+      // no attempt starts between a 410 and the endpoint's disabling, nor before its health is kept.
+      if (!attempt || attempt.outcome.ok) free();
+      if (attempt?.outcome.ok) turn.answered();
+    } catch (error) {
+      free();
+      throw error;
     }
-    const attempt = await this.#attempt(delivery, signal);
     if (!attempt) return;
-    const recorded = await recordScheduledAttempt(db, delivery, attempt.body, attempt.startedAt, attempt.outcome, this.#options.retryDelaysMs);
+    let recorded: RecordedAttempt;
+    try {
+      recorded = await this.#records.load({ delivery, ...attempt, retryDelaysMs: this.#options.retryDelaysMs });
+      if (recorded.gone) this.#disabledAt.set(delivery.endpointId, performance.now());
+    } finally {
+      free();
+    }
     recordOutcome(span, delivery, attempt.outcome);
     span.setAttribute('webhook.delivery.state', recorded.state);
     if (recorded.number !== null) span.setAttribute('webhook.attempt', recorded.number);
@@ -183,7 +170,7 @@ export class Deliverer {
     const { db } = this.#options;
     const delivery = await claimDelivery(db, deliveryId, this.#leaseMs, 'manual');
     if (!delivery) return null;
-    const attempt = await this.#attempt(delivery);
+    const attempt = await this.#attempt(delivery, (body) => storeBody(db, delivery.id, body));
     if (!attempt) {
       return { deliveryId, ok: false, httpStatus: null, error: 'booking_gone', startedAt: null, durationMs: 0, answerStart: null, disabled: false };
     }
@@ -203,7 +190,7 @@ export class Deliverer {
       const { db } = this.#options;
       const delivery = await claimDelivery(db, deliveryId, this.#leaseMs, 'test');
       if (!delivery) return null;
-      const attempt = await this.#attempt(delivery);
+      const attempt = await this.#attempt(delivery, (body) => storeBody(db, delivery.id, body));
       if (!attempt) return null;
       await recordTestAttempt(db, delivery, attempt.startedAt, attempt.outcome);
       recordOutcome(span, delivery, attempt.outcome);
@@ -217,12 +204,17 @@ export class Deliverer {
     const { db, registry, bookingOperation } = this.#options;
     if (delivery.bookingId === null) return null;
     const event = { id: delivery.eventId, bookingId: delivery.bookingId, createdAt: delivery.eventCreatedAt };
-    if (delivery.eventType === 'booking.created') return buildPayload({ db, registry }, bookingOperation, event, delivery.participants);
+    if (delivery.eventType === 'booking.created') return this.#created.load({ event, participants: delivery.participants });
     const states = await readKeptStates(db, registry, delivery.eventId);
     return states && buildUpdatedPayload({ db, registry }, bookingOperation, event, states, delivery.participants);
   }
 
-  async #attempt(delivery: ClaimedDelivery, signal?: AbortSignal): Promise<{ body: string; startedAt: Date; outcome: AttemptOutcome } | null> {
+  async #attempt(
+    delivery: ClaimedDelivery,
+    store: (body: string) => Promise<string>,
+    signal?: AbortSignal,
+    sendTurn?: () => Promise<boolean>,
+  ): Promise<{ body: string; startedAt: Date; outcome: AttemptOutcome } | null> {
     const { db, sender, box } = this.#options;
     try {
       let secrets: string[];
@@ -243,8 +235,10 @@ export class Deliverer {
           return null;
         }
         // Stored before anything is sent: a crash after sending resends exactly these bytes.
-        body = await storeBody(db, delivery.id, built);
+        body = await store(built);
       }
+      // The lease was lost while waiting (whoever took it makes the attempt), or the endpoint disabled.
+      if (sendTurn && !(await sendTurn())) return null;
       const startedAt = new Date();
       const headers = signedHeaders(secrets, delivery.eventId, startedAt, body);
       const outcome = await sender.send(delivery.url, headers, body, signal);
@@ -289,6 +283,7 @@ export function createDeliverer(options: DeliveryOptions): { deliverer: Delivere
     box: options.box,
     logger: options.logger,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    bounds: { perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY, perWorkspace: config.WEBHOOK_WORKSPACE_CONCURRENCY },
     retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
     disableAfterMs: config.WEBHOOK_DISABLE_AFTER_DAYS * DAY_MS,
     ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),

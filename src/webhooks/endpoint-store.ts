@@ -3,7 +3,7 @@ import type { Database, Queryable } from '../db/database.ts';
 import { InputError } from '../input-error.ts';
 import { generateWebhookSecret } from '../auth/secret-format.ts';
 import { newId } from '../db/ids.ts';
-import { DELIVER_TASK } from './delivery-store.ts';
+import { DELIVER_TASK } from './claim-store.ts';
 import { DEFAULT_EVENT_TYPES, type EventType } from './event-types.ts';
 import type { SecretBox } from './secret-box.ts';
 import { parseTargetUrl } from './target-guard.ts';
@@ -39,6 +39,45 @@ export interface EndpointSummary {
   disabledReason: 'failing' | 'gone' | null;
   /** Until when attempts are also signed with the secret before the last rotation. */
   previousSecretUntil: string | null;
+  /** docs/webhooks.md, "Endpoint health" (null once removed). */
+  health: EndpointHealth | null;
+}
+
+/**
+ * `healthy`: its last attempt succeeded (or none was made); `failing`: its attempts since the last
+ * success all failed; `disabled`: no attempt is made until `webhook enable`.
+ */
+export interface EndpointHealth {
+  state: 'healthy' | 'failing' | 'disabled';
+  consecutiveFailures: number;
+  /** When the first of those failures started. */
+  failingSince: string | null;
+  /** The class of the last failure (timeout, http_status, connection_refused, ...), kept after a success. */
+  lastFailure: string | null;
+}
+
+interface HealthRow {
+  disabled_at: Date | null;
+  consecutive_failures: number;
+  failing_since: Date | null;
+  last_failure: string | null;
+}
+
+const HEALTH_COLUMNS = 'disabled_at, consecutive_failures, failing_since, last_failure';
+
+const healthOf = (row: HealthRow): EndpointHealth => ({
+  state: row.disabled_at ? 'disabled' : row.consecutive_failures > 0 ? 'failing' : 'healthy',
+  consecutiveFailures: row.consecutive_failures,
+  failingSince: row.failing_since?.toISOString() ?? null,
+  lastFailure: row.last_failure,
+});
+
+/** The health of every endpoint not removed, for /metrics. */
+export async function readEndpointHealth(db: Database): Promise<Array<EndpointHealth & { id: string; disabledReason: 'failing' | 'gone' | null }>> {
+  const found = await db.query<HealthRow & { id: string; disabled_reason: 'failing' | 'gone' | null }>(
+    `SELECT id, disabled_reason, ${HEALTH_COLUMNS} FROM webhook_endpoints WHERE removed_at IS NULL ORDER BY id`,
+  );
+  return found.rows.map((row) => ({ id: row.id, disabledReason: row.disabled_at ? (row.disabled_reason ?? 'failing') : null, ...healthOf(row) }));
 }
 
 export async function addEndpoint(
@@ -59,7 +98,7 @@ export async function addEndpoint(
 }
 
 export async function listEndpoints(db: Database, workspaceId: string): Promise<EndpointSummary[]> {
-  const found = await db.query<{
+  const found = await db.query<HealthRow & {
     id: string;
     url: string;
     participants: boolean;
@@ -70,7 +109,7 @@ export async function listEndpoints(db: Database, workspaceId: string): Promise<
     disabled_reason: 'failing' | 'gone' | null;
     previous_until: Date | null;
   }>(
-    `SELECT id, url, participants, event_types, created_at, removed_at, disabled_at, disabled_reason,
+    `SELECT id, url, participants, event_types, created_at, removed_at, disabled_reason, ${HEALTH_COLUMNS},
             CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END AS previous_until
        FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id`,
     [workspaceId],
@@ -86,6 +125,7 @@ export async function listEndpoints(db: Database, workspaceId: string): Promise<
     // Endpoints disabled before reasons were recorded were disabled for failing.
     disabledReason: row.removed_at || !row.disabled_at ? null : (row.disabled_reason ?? 'failing'),
     previousSecretUntil: row.removed_at ? null : (row.previous_until?.toISOString() ?? null),
+    health: row.removed_at ? null : healthOf(row),
   }));
 }
 
@@ -145,7 +185,8 @@ export async function rotateSecret(db: Database, box: SecretBox, id: string, ove
 export async function enableEndpoint(db: Database, id: string): Promise<{ id: string; state: 'active'; resumed: number }> {
   return db.transaction(async (tx) => {
     await requireEndpoint(tx, id);
-    await tx.query('UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL WHERE id = $1', [id]);
+    // Enabled again, it starts healthy: the failures that disabled it no longer count toward disabling it again.
+    await tx.query('UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL, consecutive_failures = 0, failing_since = NULL WHERE id = $1', [id]);
     const resumed = await tx.query(
       `SELECT graphile_worker.add_job($2, json_build_object('deliveryId', d.id), run_at => greatest(d.next_attempt_at, now()), job_key => d.id)
          FROM webhook_deliveries d WHERE d.endpoint_id = $1 AND d.state = 'pending'`,

@@ -1,6 +1,6 @@
 import type { components } from '../contract/public-v1-types.ts';
 import { newId } from '../db/ids.ts';
-import { executeOperation, type OperationRuntime } from '../graphql/execute-operation.ts';
+import { executeOperation, executeOperationEach, type OperationRuntime } from '../graphql/execute-operation.ts';
 import { withOneRelations } from '../graphql/known-rows.ts';
 import type { CompiledOperation } from '../graphql/operations.ts';
 import { toBooking, type Booking, type BookingCreatedEvent } from '../graphql/public-representation.ts';
@@ -32,6 +32,26 @@ export async function buildPayload(
   if (!booking) return null;
   const payload: BookingCreatedEvent = { id: event.id, type: 'booking.created', createdAt: event.createdAt.toISOString(), data: { booking } };
   return JSON.stringify(payload);
+}
+
+/**
+ * The bodies of many `booking.created` events for endpoints alike in participant data, their
+ * bookings read together (null for an event whose booking no longer exists, the error of one that failed).
+ */
+export async function buildPayloads(
+  runtime: OperationRuntime,
+  operation: CompiledOperation<'webhookBooking'>,
+  events: readonly EventRef[],
+  withParticipant: boolean,
+): Promise<Array<string | null | Error>> {
+  const results = await executeOperationEach(runtime, operation, events.map((event) => ({ bookingId: event.bookingId, withParticipant })));
+  return results.map((result, i) => {
+    if (result instanceof Error) return result;
+    if (!result.booking) return null;
+    const event = events[i]!;
+    const payload: BookingCreatedEvent = { id: event.id, type: 'booking.created', createdAt: event.createdAt.toISOString(), data: { booking: toBooking(result.booking, withParticipant) } };
+    return JSON.stringify(payload);
+  });
 }
 
 /**

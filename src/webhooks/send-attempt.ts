@@ -31,6 +31,13 @@ export const GONE = 410;
 /** How much of a receiver's answer an attempt keeps for the operator who made it by hand. */
 export const ANSWER_START_BYTES = 200;
 
+/**
+ * How much of an answer's body an attempt reads. Only the status counts; past this the connection
+ * is closed rather than reused, so that a receiver sending a huge body costs neither the time to
+ * read it nor more memory than this.
+ */
+export const ANSWER_READ_BYTES = 64 * 1024;
+
 export interface SenderOptions {
   timeoutMs: number;
   allowPrivateTargets: boolean;
@@ -187,15 +194,24 @@ export class WebhookSender {
         // The answer's body is read (so that the connection can be reused) and dropped but its start.
         const start: Buffer[] = [];
         let kept = 0;
+        let read = 0;
+        const answered = () => {
+          clearTimeout(timer);
+          resolve({ status: res.statusCode ?? 0, start: Buffer.concat(start).toString('utf8') });
+        };
         res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > ANSWER_READ_BYTES) {
+            answered();
+            return void res.destroy();
+          }
           if (kept >= ANSWER_START_BYTES) return;
           start.push(chunk.subarray(0, ANSWER_START_BYTES - kept));
           kept += Math.min(chunk.length, ANSWER_START_BYTES - kept);
         });
         res.on('end', () => {
-          clearTimeout(timer);
           if (socket && limit <= 0) socket.destroy();
-          resolve({ status: res.statusCode ?? 0, start: Buffer.concat(start).toString('utf8') });
+          answered();
         });
         res.on('error', fail);
         res.on('aborted', () => fail(new Error('the answer was cut off')));

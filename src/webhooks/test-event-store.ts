@@ -2,7 +2,7 @@
 import type { Database } from '../db/database.ts';
 import { newId } from '../db/ids.ts';
 import { InputError } from '../input-error.ts';
-import type { ClaimedDelivery } from './delivery-store.ts';
+import type { ClaimedDelivery } from './claim-store.ts';
 import type { EventType } from './event-types.ts';
 import type { AttemptOutcome } from './send-attempt.ts';
 

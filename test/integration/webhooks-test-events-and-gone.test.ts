@@ -155,6 +155,8 @@ describeOnEachDatabase('test events and receivers that answer 410 Gone on %s', (
     const bookingId = await insertBooking(db, ws.workspaceId, ws.ids.r1!);
     await receiver.waitFor((received) => received.some((d) => !eventOf(d).test && bookingOf(d).id === bookingId));
     const eventId = String(receiver.received.find((d) => !eventOf(d).test && bookingOf(d).id === bookingId)!.headers['webhook-id']);
+    // Until its success is recorded the scheduled attempt holds the delivery, and a redelivery is refused.
+    await expect.poll(async () => (await logOf(endpoint.id)).find((d) => d.eventId === eventId)?.state, { timeout: 10_000, interval: 100 }).toBe('succeeded');
     receiver.answer = () => ({ status: 410, body: 'subscription deleted' });
     const again = await cli().run('webhook', 'redeliver', '--event', eventId, '--endpoint', endpoint.id);
     expect(again.code).toBe(0);

@@ -15,7 +15,7 @@ import {
 import { findDelivery, listDeliveries } from '../../webhooks/delivery-log-store.ts';
 import { DEFAULT_EVENT_TYPES, EVENT_TYPES, parseEventTypes } from '../../webhooks/event-types.ts';
 import { testEventPayload } from '../../webhooks/payload.ts';
-import type { ManualResult } from '../../webhooks/deliverer.ts';
+import type { ManualResult } from '../../webhooks/manual-result.ts';
 import { recordTestEvent } from '../../webhooks/test-event-store.ts';
 import { resealSecrets } from '../../webhooks/reseal-store.ts';
 import { assertWorkspaceExists } from '../../workspaces/workspace-store.ts';
@@ -58,6 +58,8 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
         (e) =>
           `${e.id}  ${e.state.padEnd(8)}  ${e.participants ? 'participants' : 'no participants'}  ${e.events.join(',')}  ${e.url}` +
           `${e.disabledAt ? `  disabled since ${e.disabledAt} (${e.disabledReason === 'gone' ? 'gone: its receiver answered 410' : 'failing'})` : ''}` +
+          `${e.health?.state === 'healthy' ? '  healthy' : ''}` +
+          `${e.health?.state === 'failing' ? `  failing: ${e.health.consecutiveFailures} failed attempts since ${e.health.failingSince}, the last ${e.health.lastFailure}` : ''}` +
           `${e.previousSecretUntil ? `  previous secret until ${e.previousSecretUntil}` : ''}`,
       );
       ctx.print(options, endpoints, lines.join('\n') || 'No webhook endpoints');
