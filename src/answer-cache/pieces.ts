@@ -1,0 +1,157 @@
+import { performance } from 'node:perf_hooks';
+import type { Database, Queryable } from '../db/database.ts';
+import type { PieceVersion } from '../db/piece-versions.ts';
+
+/** Where an answer is built: the primary's pool, or the one replica connection of the request. */
+export type BuildTarget = Pick<Database, 'withConnection'>;
+
+/** What one build of some pieces gives: the answer's frame as of now and the pieces it found. */
+export interface BuiltPieces {
+  /** The bytes before the first piece (`{"data":[`, a calendar's header with its name). */
+  head: string;
+  /** The bytes after the last piece. */
+  tail: string;
+  /** Each piece's exact text, by id. An id asked for and absent is no longer listed. */
+  pieces: Map<string, string>;
+}
+
+/**
+ * An answer that is a list of pieces (a course run, a booking) between a head and a tail, joined
+ * by `separator`: `head + pieces.join(separator) + tail`, byte for byte what one build of the
+ * whole would write.
+ */
+export interface PieceSource {
+  readonly separator: string;
+  /** How many pieces one build asks for at most: small enough that it holds the event loop a few milliseconds. */
+  readonly batch: number;
+  /** The listed pieces in the answer's order, with their versions, and the version of the frame (one or two statements). */
+  list(db: Queryable): Promise<{ frame: string; pieces: PieceVersion[] }>;
+  /** The frame and the text of the pieces `ids` names, as a build of the whole writes them. */
+  build(db: BuildTarget, ids: readonly string[]): Promise<BuiltPieces>;
+}
+
+/** A piece kept: its version and its bytes, a view into one of the answer's chunks. */
+export interface KeptPiece {
+  version: string;
+  bytes: Buffer;
+}
+
+/** An answer assembled from pieces: its chunks, and where each piece lies in them. */
+export interface PiecedBody {
+  chunks: Buffer[];
+  length: number;
+  frame: string;
+  head: string;
+  tail: string;
+  index: Map<string, KeptPiece>;
+  /** Memory the index takes beyond the chunks (ids, versions, their entries), roughly. */
+  indexBytes: number;
+  /** How many pieces were built for it; the others were reused. */
+  built: number;
+}
+
+/** The chunks an answer is written in: large enough for few writes, small enough to copy in a moment. */
+const CHUNK = 64 * 1024;
+/** No turn of the event loop spends longer than this assembling one answer. */
+const TURN_MS = 3;
+
+export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** A clock that says when the current turn has had its share: then `pause` yields to others. */
+export class TurnBudget {
+  #since = performance.now();
+  async pause(): Promise<void> {
+    if (performance.now() - this.#since < TURN_MS) return;
+    await nextTurn();
+    this.#since = performance.now();
+  }
+}
+
+/**
+ * The answer for `listed` (the pieces in order with their versions), built from `previous`
+ * wherever a piece's version is the one kept, and from `source` for the rest: only the changed
+ * pieces are read and serialised again. `previous` null builds every piece. Pieces are built
+ * `source.batch` at a time and assembled in slices, yielding between them.
+ */
+export async function buildInPieces(
+  source: PieceSource,
+  db: BuildTarget,
+  listed: { frame: string; pieces: PieceVersion[] },
+  previous: PiecedBody | null,
+): Promise<PiecedBody> {
+  const wanted: string[] = [];
+  for (const piece of listed.pieces) {
+    if (previous?.index.get(piece.id)?.version !== piece.version) wanted.push(piece.id);
+  }
+  let head = previous?.head ?? '';
+  let tail = previous?.tail ?? '';
+  const fresh = new Map<string, string>();
+  const frameKnown = previous !== null && previous.frame === listed.frame;
+  if (wanted.length > 0 || !frameKnown) {
+    for (let start = 0; start === 0 || start < wanted.length; start += source.batch) {
+      const built = await source.build(db, wanted.slice(start, start + source.batch));
+      head = built.head;
+      tail = built.tail;
+      for (const [id, text] of built.pieces) fresh.set(id, text);
+      if (start + source.batch < wanted.length) await nextTurn();
+    }
+  }
+  const rebuilt = new Set(wanted);
+  const body = await assemble(source.separator, head, tail, listed, (id) => fresh.get(id) ?? (rebuilt.has(id) ? undefined : previous?.index.get(id)?.bytes));
+  body.built = wanted.length;
+  return body;
+}
+
+/** Writes head, pieces and tail into chunks of about `CHUNK` bytes, a piece never split, yielding between slices. */
+async function assemble(
+  separator: string,
+  head: string,
+  tail: string,
+  listed: { frame: string; pieces: PieceVersion[] },
+  pieceOf: (id: string) => string | Buffer | undefined,
+): Promise<PiecedBody> {
+  const budget = new TurnBudget();
+  const chunks: Buffer[] = [];
+  const index = new Map<string, KeptPiece>();
+  let indexBytes = 0;
+  let length = 0;
+  // The pending chunk: texts and pieces not written yet, and their byte length.
+  let parts: Array<{ id: string | null; version: string; value: string | Buffer; bytes: number }> = [];
+  let pending = 0;
+  const flush = () => {
+    const chunk = Buffer.allocUnsafeSlow(pending);
+    let offset = 0;
+    for (const part of parts) {
+      if (typeof part.value === 'string') chunk.write(part.value, offset, 'utf8');
+      else part.value.copy(chunk, offset);
+      if (part.id !== null) index.set(part.id, { version: part.version, bytes: chunk.subarray(offset, offset + part.bytes) });
+      offset += part.bytes;
+    }
+    chunks.push(chunk);
+    length += pending;
+    parts = [];
+    pending = 0;
+  };
+  const add = (id: string | null, version: string, value: string | Buffer) => {
+    const bytes = typeof value === 'string' ? Buffer.byteLength(value, 'utf8') : value.length;
+    if (bytes === 0) return;
+    parts.push({ id, version, value, bytes });
+    pending += bytes;
+    if (pending >= CHUNK) flush();
+  };
+  add(null, '', head);
+  let first = true;
+  for (const piece of listed.pieces) {
+    const value = pieceOf(piece.id);
+    // Listed when the versions were read, no longer when its piece was built: a later state, shown early.
+    if (value === undefined) continue;
+    if (!first) add(null, '', separator);
+    first = false;
+    add(piece.id, piece.version, value);
+    indexBytes += piece.id.length + piece.version.length + 96;
+    await budget.pause();
+  }
+  add(null, '', tail);
+  if (pending > 0 || chunks.length === 0) flush();
+  return { chunks, length, frame: listed.frame, head, tail, index, indexBytes, built: 0 };
+}

@@ -1,0 +1,57 @@
+import type { Queryable } from './database.ts';
+
+/**
+ * One piece of a list answer (a course run of /courses and the calendar feed, a booking of
+ * /bookings): its id and a version that changes whenever anything the piece shows may have
+ * changed. Listed in the answer's order.
+ */
+export interface PieceVersion {
+  id: string;
+  version: string;
+}
+
+/**
+ * A piece's version is made of the `xmin` of every row it is built from: the transaction that
+ * wrote the row as it is now. Every write of a row (an update, a restore, plain SQL, a replicated
+ * row, with or without triggers) gives it a new `xmin`, which no earlier read of the row saw; an
+ * inserted or deleted session changes the run's list of sessions. So two reads that return the
+ * same version for a piece saw the same rows of it, whatever wrote them, with no trigger and no
+ * writer's cost. Transaction ids repeat only across servers (a physical restore starts another
+ * server, whose data version differs in its start time: pieces are never kept across it) or
+ * after 2³² transactions, when they would also have to meet the same row.
+ *
+ * A run's version: its own row (status, listed_from, template), its template's row (title,
+ * description, revision), and a digest of its scheduled sessions' ids and `xmin`s (a session
+ * cancelled, scheduled again, moved, inserted or deleted changes it). Listed as /courses lists
+ * runs (docs/contract-rules.md, `resources.course-listing` and `resources.course-order`: the
+ * published runs with a scheduled session, by `listed_from` then id). The digest's order follows
+ * the scan: should the plan change it, a piece is built again for nothing, never served stale.
+ */
+const COURSE_RUN_VERSIONS =
+  `SELECT r.id, r.xmin::text || '.' || t.xmin::text || '.' || coalesce(` +
+  `(SELECT md5(string_agg(s.id || ':' || s.xmin::text, ',')) FROM sessions s WHERE s.course_run_id = r.id AND s.status = 'scheduled'), '')` +
+  ` FROM course_runs r JOIN course_templates t ON t.id = r.template_id` +
+  ` WHERE r.workspace_id = $1 AND r.listed_from IS NOT NULL ORDER BY r.listed_from, r.id`;
+
+/** A booking's version: its row and its participant's; the first 100 as /bookings lists them (newest first, ties by id descending). */
+const BOOKING_VERSIONS =
+  `SELECT b.id, b.xmin::text || '.' || coalesce(p.xmin::text, '') FROM bookings b LEFT JOIN participants p ON p.booking_id = b.id` +
+  ` WHERE b.workspace_id = $1 ORDER BY b.created_at DESC, b.id DESC LIMIT $2`;
+
+/** The workspace row's version: the calendar's name. Empty when there is no such workspace. */
+const WORKSPACE_VERSION = `SELECT w.xmin::text FROM workspaces w WHERE w.id = $1`;
+
+const toPieces = (rows: unknown[][]): PieceVersion[] => rows.map((row) => ({ id: String(row[0]), version: String(row[1]) }));
+
+export async function courseRunVersions(db: Queryable, workspaceId: string): Promise<PieceVersion[]> {
+  return toPieces(await db.queryArrays(COURSE_RUN_VERSIONS, [workspaceId]));
+}
+
+export async function bookingVersions(db: Queryable, workspaceId: string, limit: number): Promise<PieceVersion[]> {
+  return toPieces(await db.queryArrays(BOOKING_VERSIONS, [workspaceId, limit]));
+}
+
+export async function workspaceVersion(db: Queryable, workspaceId: string): Promise<string> {
+  const rows = await db.queryArrays(WORKSPACE_VERSION, [workspaceId]);
+  return rows.length > 0 ? String(rows[0]![0]) : '';
+}
