@@ -18,7 +18,8 @@ export const catalog: Catalog = {
     "1763801400000_catalog-facts",
     "1763801500000_list-order-indexes",
     "1763801530000_api-key-activity",
-    "1763801600000_internal-token-personal-data"
+    "1763801600000_internal-token-personal-data",
+    "1763801700000_course-run-piece-versions"
   ],
   "tables": {
     "api_key_request_counts": {

@@ -11,26 +11,22 @@ export interface PieceVersion {
 }
 
 /**
- * A piece's version is made of the `xmin` of every row it is built from: the transaction that
+ * A piece's version is made of the `xmin` of the rows it is built from: the transaction that
  * wrote the row as it is now. Every write of a row (an update, a restore, plain SQL, a replicated
- * row, with or without triggers) gives it a new `xmin`, which no earlier read of the row saw; an
- * inserted or deleted session changes the run's list of sessions. So two reads that return the
- * same version for a piece saw the same rows of it, whatever wrote them, with no trigger and no
- * writer's cost. Transaction ids repeat only across servers (a physical restore starts another
- * server, whose data version differs in its start time: pieces are never kept across it) or
- * after 2³² transactions, when they would also have to meet the same row.
+ * row) gives it a new `xmin`, which no earlier read of the row saw. Transaction ids repeat only
+ * across servers (a physical restore starts another server, whose data version differs in its
+ * start time: pieces are never kept across it) or after 2³² transactions, when they would also
+ * have to meet the same row.
  *
- * A run's version: its own row (status, listed_from, template), its template's row (title,
- * description, revision), and a digest of its scheduled sessions' ids and `xmin`s (a session
- * cancelled, scheduled again, moved, inserted or deleted changes it). Listed as /courses lists
- * runs (docs/contract-rules.md, `resources.course-listing` and `resources.course-order`: the
- * published runs with a scheduled session, by `listed_from` then id). The digest's order follows
- * the scan: should the plan change it, a piece is built again for nothing, never served stale.
+ * A run's version: its own row and its template's (title, description, revision). Every change to
+ * a run's sessions rewrites the run's row in the same transaction (the listing triggers, migration
+ * 1763801700000_course-run-piece-versions.sql), so a session inserted, deleted, moved, cancelled or
+ * edited changes it too, and the scan reads no session. Listed as /courses lists runs
+ * (docs/contract-rules.md, `resources.course-listing` and `resources.course-order`: the published
+ * runs with a scheduled session, by `listed_from` then id).
  */
 const COURSE_RUN_VERSIONS =
-  `SELECT r.id, r.xmin::text || '.' || t.xmin::text || '.' || coalesce(` +
-  `(SELECT md5(string_agg(s.id || ':' || s.xmin::text, ',')) FROM sessions s WHERE s.course_run_id = r.id AND s.status = 'scheduled'), '')` +
-  ` FROM course_runs r JOIN course_templates t ON t.id = r.template_id` +
+  `SELECT r.id, r.xmin::text || '.' || t.xmin::text FROM course_runs r JOIN course_templates t ON t.id = r.template_id` +
   ` WHERE r.workspace_id = $1 AND r.listed_from IS NOT NULL ORDER BY r.listed_from, r.id`;
 
 /** A booking's version: its row and its participant's; the first 100 as /bookings lists them (newest first, ties by id descending). */

@@ -10,7 +10,7 @@ import { describeOnEachDatabase } from '../support/variants.ts';
 /**
  * An answer assembled from the pieces of an earlier one and the pieces that changed is the answer
  * a build of the whole gives, byte for byte: after every change of a random sequence (inserts,
- * updates, deletes of sessions, runs, templates, bookings, participants and the workspace; a run
+ * updates, deletes of sessions (one moved to another run too), runs, templates, bookings, participants and the workspace; a run
  * hidden by its status; a session moved across the order; a title many runs share), the server
  * with the cache answers exactly as the one without it, which builds every answer in one
  * operation.
@@ -126,6 +126,7 @@ describeOnEachDatabase('answers assembled from pieces on %s', (target) => {
     const kinds: Array<[string, () => Promise<unknown>]> = [
       ['session location', () => sql.query('UPDATE sessions SET location = $2 WHERE id = $1', [session, `Room ${n}, floor; ${n % 7}`])],
       ['session moved across the order', () => sql.query('UPDATE sessions SET starts_at = $2 WHERE id = $1', [session, day(n % 40)])],
+      ['session moved to another run', () => sql.query('UPDATE sessions SET course_run_id = $2 WHERE id = $1', [session, run])],
       ['session inserted', () => sql.query(`INSERT INTO sessions (workspace_id, course_run_id, starts_at, duration_minutes, time_zone, location) VALUES ($1, $2, $3, 45, 'UTC', 'New')`, [ws.workspaceId, run, day(n % 40)])],
       ['session deleted', () => sql.query('DELETE FROM sessions WHERE id = $1', [session])],
       ['session cancelled or scheduled', () => sql.query(`UPDATE sessions SET status = CASE status WHEN 'scheduled' THEN 'cancelled'::session_status ELSE 'scheduled' END WHERE id = $1`, [session])],
