@@ -6,6 +6,7 @@ import type { ReplicaSet } from '../db/replicas.ts';
 import { isDatabaseUnavailable } from '../errors.ts';
 import { keyOf, type Answer, type AnswerRequest } from './answer-request.ts';
 import { isReplicaFailure, lengthOf, onConnection, ownCopy } from './build-targets.ts';
+import { InTurn } from './in-turn.ts';
 import { buildInPieces, type BuildTarget, type PiecedBody, type PieceSource } from './pieces.ts';
 import { ServedCounts } from './served-counts.ts';
 
@@ -62,6 +63,7 @@ export class AnswerCache {
   readonly #entries: LRUCache<string, Entry> | null;
   /** Builds under way, by key and version: concurrent requests for the same answer share one. */
   readonly #builds = new Flights<string, Built>();
+  readonly #pieceBuilds = new InTurn<string>();
   /** Version reads by workspace: at most one on the wire, and a request shares only one not sent yet. */
   readonly #versionReads = new NextFlights<string, DataVersion | null>();
   /**
@@ -151,13 +153,17 @@ export class AnswerCache {
     const key = keyOf(request);
     const cached = entries.get(key);
     if (cached?.version === version) return { body: cached.body, length: cached.length, outcome: 'hit' };
-    const { value: built, joined } = await this.#builds.share(`${key}\n${version}`, async () => {
-      const previous = entries.peek(key);
-      // Pieces are kept across versions of one server only: transaction ids of another may repeat.
-      const reusable = previous?.pieced && serverOf(previous.version) === serverOf(version) ? previous.pieced : null;
-      const body = await this.#piecesOf(source, this.#db, reusable);
-      return this.#build(key, version, learnt, body.chunks, body);
-    });
+    const { value: built, joined } = await this.#builds.share(`${key}\n${version}`, () =>
+      // One build of an answer at a time: a build of a newer version waits for the one under way,
+      // then builds only what changed since, instead of each version building everything alike.
+      this.#pieceBuilds.inTurn(key, async () => {
+        const previous = entries.peek(key);
+        // Pieces are kept across versions of one server only: transaction ids of another may repeat.
+        const reusable = previous?.pieced && serverOf(previous.version) === serverOf(version) ? previous.pieced : null;
+        const body = await this.#piecesOf(source, this.#db, reusable);
+        return this.#build(key, version, learnt, body.chunks, body);
+      }),
+    );
     return { body: built.body, length: built.length, outcome: !built.stored ? 'bypass' : joined ? 'shared' : 'miss' };
   }
 
