@@ -45,7 +45,7 @@ export function bookingPieces(runtime: ListRuntime, workspaceId: string, withPar
   return {
     separator: ',',
     batch: PUBLIC_BOOKINGS_LENGTH,
-    list: async (connection) => ({ frame: '', pieces: await bookingVersions(connection, workspaceId, PUBLIC_BOOKINGS_LENGTH) }),
+    list: async (connection) => ({ frame: '', pieces: await bookingVersions(connection, workspaceId, PUBLIC_BOOKINGS_LENGTH, withParticipant) }),
     async build(db, bookingIds) {
       const data = await executeOperation({ ...runtime, db }, runtime.operations.bookingsOfIds, { workspaceId, withParticipant, bookingIds: [...bookingIds] }, primed);
       return serialised(bookingsOf(data), (booking) => toBooking(booking, withParticipant));

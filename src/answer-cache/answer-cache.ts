@@ -1,13 +1,13 @@
 import { LRUCache } from 'lru-cache';
 import { Flights, NextFlights } from '../flights.ts';
 import type { Database } from '../db/database.ts';
-import { committedCount, inVersionSnapshot, readDataVersion, serverOf, type DataVersion } from '../db/data-versions.ts';
+import { committedCount, inVersionSnapshot, readDataVersion, type DataVersion } from '../db/data-versions.ts';
 import type { ReplicaSet } from '../db/replicas.ts';
 import { isDatabaseUnavailable } from '../errors.ts';
 import { keyOf, type Answer, type AnswerRequest } from './answer-request.ts';
 import { isReplicaFailure, lengthOf, onConnection, ownCopy } from './build-targets.ts';
 import { InTurn } from './in-turn.ts';
-import { buildInPieces, type BuildTarget, type PiecedBody, type PieceSource } from './pieces.ts';
+import { buildInPieces, piecesCarryOver, type BuildTarget, type PiecedBody, type PieceSource } from './pieces.ts';
 import { ServedCounts } from './served-counts.ts';
 
 export type { Answer, AnswerRequest, CacheOutcome } from './answer-request.ts';
@@ -158,8 +158,7 @@ export class AnswerCache {
       // then builds only what changed since, instead of each version building everything alike.
       this.#pieceBuilds.inTurn(key, async () => {
         const previous = entries.peek(key);
-        // Pieces are kept across versions of one server only: transaction ids of another may repeat.
-        const reusable = previous?.pieced && serverOf(previous.version) === serverOf(version) ? previous.pieced : null;
+        const reusable = previous?.pieced && piecesCarryOver(previous.version, version) ? previous.pieced : null;
         const body = await this.#piecesOf(source, this.#db, reusable);
         return this.#build(key, version, learnt, body.chunks, body);
       }),

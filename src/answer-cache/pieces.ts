@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Database, Queryable } from '../db/database.ts';
+import { committedCount, serverOf, type DataVersion } from '../db/data-versions.ts';
 import type { PieceVersion } from '../db/piece-versions.ts';
 
 /** Where an answer is built: the primary's pool, or the one replica connection of the request. */
@@ -48,6 +49,17 @@ export interface PiecedBody {
   indexBytes: number;
   /** How many pieces were built for it; the others were reused. */
   built: number;
+}
+
+/**
+ * Whether the pieces of an answer of version `kept` may be reused for version `now`. Transaction
+ * ids name writers on one server only: not across server starts. And only while the count grew:
+ * the triggers only ever add to it, so a count that did not grow means `data_versions` was written
+ * back by something else (a restore), which may have loaded rows without the triggers that keep
+ * each run's version (src/db/piece-versions.ts): then every piece is built again.
+ */
+export function piecesCarryOver(kept: DataVersion, now: DataVersion): boolean {
+  return serverOf(kept) === serverOf(now) && committedCount(now) > committedCount(kept);
 }
 
 /** The chunks an answer is written in: large enough for few writes, small enough to copy in a moment. */

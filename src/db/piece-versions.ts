@@ -29,10 +29,17 @@ const COURSE_RUN_VERSIONS =
   `SELECT r.id, r.xmin::text || '.' || t.xmin::text FROM course_runs r JOIN course_templates t ON t.id = r.template_id` +
   ` WHERE r.workspace_id = $1 AND r.listed_from IS NOT NULL ORDER BY r.listed_from, r.id`;
 
-/** A booking's version: its row and its participant's; the first 100 as /bookings lists them (newest first, ties by id descending). */
-const BOOKING_VERSIONS =
-  `SELECT b.id, b.xmin::text || '.' || coalesce(p.xmin::text, '') FROM bookings b LEFT JOIN participants p ON p.booking_id = b.id` +
-  ` WHERE b.workspace_id = $1 ORDER BY b.created_at DESC, b.id DESC LIMIT $2`;
+/**
+ * A booking's version: its row, and its participant's where the answer shows participants (without
+ * participants:read the participants table is not even named); the first `limit` as /bookings
+ * lists them (newest first, ties by id descending).
+ */
+const BOOKING_VERSIONS = (withParticipant: boolean) =>
+  withParticipant
+    ? `SELECT b.id, b.xmin::text || '.' || coalesce(p.xmin::text, '') FROM bookings b LEFT JOIN participants p ON p.booking_id = b.id` +
+      ` WHERE b.workspace_id = $1 ORDER BY b.created_at DESC, b.id DESC LIMIT $2`
+    : `SELECT b.id, b.xmin::text FROM bookings b WHERE b.workspace_id = $1 ORDER BY b.created_at DESC, b.id DESC LIMIT $2`;
+const [WITH_PARTICIPANTS, WITHOUT_PARTICIPANTS] = [BOOKING_VERSIONS(true), BOOKING_VERSIONS(false)];
 
 /** The workspace row's version: the calendar's name. Empty when there is no such workspace. */
 const WORKSPACE_VERSION = `SELECT w.xmin::text FROM workspaces w WHERE w.id = $1`;
@@ -43,8 +50,8 @@ export async function courseRunVersions(db: Queryable, workspaceId: string): Pro
   return toPieces(await db.queryArrays(COURSE_RUN_VERSIONS, [workspaceId]));
 }
 
-export async function bookingVersions(db: Queryable, workspaceId: string, limit: number): Promise<PieceVersion[]> {
-  return toPieces(await db.queryArrays(BOOKING_VERSIONS, [workspaceId, limit]));
+export async function bookingVersions(db: Queryable, workspaceId: string, limit: number, withParticipant: boolean): Promise<PieceVersion[]> {
+  return toPieces(await db.queryArrays(withParticipant ? WITH_PARTICIPANTS : WITHOUT_PARTICIPANTS, [workspaceId, limit]));
 }
 
 export async function workspaceVersion(db: Queryable, workspaceId: string): Promise<string> {
