@@ -8,7 +8,12 @@
  * off); the longest event-loop stall of each phase (the facade's `monitorEventLoopDelay`, read
  * through `nodejs_eventloop_lag_max_seconds`, which each scrape starts afresh).
  */
-import autocannon from 'autocannon';
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { createApiKey } from '../src/auth/api-key-store.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { SIZES, fixtureFor, openBenchDatabase, seed, type SizeSpec } from './database.ts';
@@ -17,6 +22,7 @@ import type { BenchOptions } from './options.ts';
 import { loadAverage } from './pass.ts';
 import { cpuSeconds, startFacade, stop, type Served } from './servers.ts';
 import { jsonAggOfCourses } from './json-agg.ts';
+import { pinned } from './cpus.ts';
 
 export interface Phase {
   /** B's requests, p50 and p99 (ms), the longest event-loop stall (ms). */
@@ -52,6 +58,8 @@ export interface BigNeighbourResults {
   full: Timed;
   /** A's next /courses after one session changed. */
   afterOneChange: Timed;
+  /** A's /courses from the cache, unchanged: the floor (the version read, sending the bytes). */
+  hit: Timed;
   /** PostgreSQL's json_agg of the same rows, one statement on one connection. */
   jsonAggMs: number[];
   jsonAggSame: boolean;
@@ -67,25 +75,51 @@ async function stallMs(server: Served): Promise<number> {
   return Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text)?.[1] ?? Number.NaN) * 1000;
 }
 
-async function timedGet(url: string, key: string): Promise<{ ms: number; bytes: number; text: string }> {
-  const started = performance.now();
-  const response = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`${url}: ${response.status} ${text.slice(0, 200)}`);
-  return { ms: performance.now() - started, bytes: Buffer.byteLength(text), text };
+/**
+ * One GET: the time to its answer's first bytes (the facade builds a whole answer before it sends
+ * any) and to its last, the body read and dropped, so that this process spends no time on A's
+ * megabytes beside B's load generator.
+ */
+function timedGet(url: string, key: string): Promise<{ ms: number; totalMs: number; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const asked = request(url, { headers: { authorization: `Bearer ${key}` } }, (response) => {
+      const ms = performance.now() - started;
+      let bytes = 0;
+      response.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      response.on('end', () => (response.statusCode === 200 ? resolve({ ms, totalMs: performance.now() - started, bytes }) : reject(new Error(`${url}: ${response.statusCode}`))));
+      response.on('error', reject);
+    });
+    asked.on('error', reject);
+    asked.end();
+  });
 }
 
-/** B's load: 4 connections, each alternating /courses and /bookings. */
+const WRK_SCRIPT = `local paths = { "/api/public/v1/courses", "/api/public/v1/bookings" }
+local i = 0
+request = function()
+  i = i + 1
+  return wrk.format("GET", paths[(i % 2) + 1])
+end
+`;
+
+const wrkMs = (text: string) => {
+  const [, value, unit] = /^([\d.]+)(us|ms|s)$/.exec(text.trim()) ?? [];
+  return Number(value) * ({ us: 0.001, ms: 1, s: 1000 }[unit as 'us' | 'ms' | 's'] ?? Number.NaN);
+};
+
+/** B's load: wrk (a process of its own), 4 connections, each alternating /courses and /bookings. */
 async function loadB(server: Served, key: string, seconds: number): Promise<Omit<Phase, 'stallMs' | 'aAnswers' | 'aMeanMs'>> {
-  const result = await autocannon({
-    url: server.url,
-    connections: 4,
-    duration: seconds,
-    headers: { authorization: `Bearer ${key}` },
-    requests: [{ path: '/api/public/v1/courses' }, { path: '/api/public/v1/bookings' }],
-  });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`B's load: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { requests: result.requests.total, p50: result.latency.p50, p99: result.latency.p99 };
+  const script = join(tmpdir(), 'big-neighbour-b.lua');
+  await writeFile(script, WRK_SCRIPT);
+  const [program, args] = pinned('load', '/usr/bin/wrk', ['-t1', '-c4', `-d${seconds}s`, '--latency', '-s', script, '-H', `Authorization: Bearer ${key}`, server.url]);
+  const { stdout } = await promisify(execFile)(program, args);
+  if (/Non-2xx|Socket errors/.test(stdout)) throw new Error(`B's load: ${stdout}`);
+  return {
+    requests: Number(/(\d+) requests in/.exec(stdout)?.[1] ?? 0),
+    p50: wrkMs(/^\s+50%\s+(\S+)/m.exec(stdout)?.[1] ?? ''),
+    p99: wrkMs(/^\s+99%\s+(\S+)/m.exec(stdout)?.[1] ?? ''),
+  };
 }
 
 async function timeBuilds(server: Served, url: string, key: string, times: number, before: () => Promise<void>): Promise<Timed> {
@@ -130,7 +164,7 @@ export async function measureBigNeighbour(options: Pick<BenchOptions, 'duration'
     await stop(off.child);
     log('A: the cold build with pieces');
     const cold = await timeBuilds(hits, coursesUrl(hits), aKeys[0]!, 1, async () => {});
-    const body = (await timedGet(coursesUrl(hits), aKeys[0]!)).text;
+    const body = await (await fetch(coursesUrl(hits), { headers: { authorization: `Bearer ${aKeys[0]!}` } })).text();
     log('A: json_agg of the same rows');
     const jsonAgg = await jsonAggOfCourses(database.db, aWorkspace, 3);
     log('A: the next /courses after one session changed, ten times');
@@ -138,8 +172,9 @@ export async function measureBigNeighbour(options: Pick<BenchOptions, 'duration'
       await edit();
     });
 
+    const hit = await timeBuilds(hits, coursesUrl(hits), aKeys[0]!, 10, async () => {});
     log(`B alone, ${options.duration} s`);
-    await loadB(hits, b.full, 2);
+    await loadB(hits, b.full, 3);
     await stallMs(hits);
     const alone = { ...(await loadB(hits, b.full, options.duration)), stallMs: await stallMs(hits), aAnswers: 0, aMeanMs: Number.NaN };
 
@@ -180,6 +215,7 @@ export async function measureBigNeighbour(options: Pick<BenchOptions, 'duration'
       cold,
       full,
       afterOneChange,
+      hit,
       jsonAggMs: jsonAgg.ms,
       jsonAggSame: JSON.stringify(JSON.parse(jsonAgg.text)) === JSON.stringify(JSON.parse(body)),
     };

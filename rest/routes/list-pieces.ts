@@ -22,7 +22,7 @@ async function serialised<T extends { id: string }>(items: readonly T[], toJson:
   const budget = new TurnBudget();
   for (const item of items) {
     pieces.set(item.id, JSON.stringify(toJson(item)));
-    await budget.pause();
+    if (budget.spent) await budget.pause();
   }
   return { head: HEAD, tail: TAIL, pieces };
 }

@@ -62,7 +62,7 @@ export function calendarPieces(runtime: OperationRuntime, operation: CompiledOpe
       const budget = new TurnBudget();
       for (const run of data.workspace?.courses ?? []) {
         pieces.set(run.id, courseEvents(calendarCourse(run)));
-        await budget.pause();
+        if (budget.spent) await budget.pause();
       }
       return { head, tail, pieces };
     },
