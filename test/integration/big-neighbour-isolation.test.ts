@@ -111,10 +111,11 @@ describeOnEachDatabase('a large workspace changing beside a small one on %s', (t
     await Promise.all([editor, reader]);
     delay.disable();
     const after = await pieces();
-    expect(largeAnswers).toBeGreaterThan(1);
-    expect(edits).toBeGreaterThan(10);
-    expect(Math.max(...slowest)).toBeLessThan(SLOWEST_MS);
-    expect(delay.max / 1e6).toBeLessThan(LONGEST_STALL_MS);
+    const seen = `${largeAnswers} answers of the large one, ${edits} edits, the small one's slowest answer ${Math.max(...slowest).toFixed(0)} ms, the longest stall ${(delay.max / 1e6).toFixed(0)} ms`;
+    expect(largeAnswers, seen).toBeGreaterThan(1);
+    expect(edits, seen).toBeGreaterThan(10);
+    expect(Math.max(...slowest), seen).toBeLessThan(SLOWEST_MS);
+    expect(delay.max / 1e6, seen).toBeLessThan(LONGEST_STALL_MS);
     // The cold build built every run; each answer after it built again only the runs edited since the one before.
     expect(after.built - before.built).toBeLessThanOrEqual(RUNS + edits);
     expect(after.reused - before.reused).toBeGreaterThan(RUNS);
