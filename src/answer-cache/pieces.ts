@@ -49,6 +49,10 @@ export interface PiecedBody {
   indexBytes: number;
   /** How many pieces were built for it; the others were reused. */
   built: number;
+  /** The pieces of each chunk, in order; null for a chunk with the head or the tail. */
+  chunkPieces: Array<readonly string[] | null>;
+  /** The chunk each run of pieces starts, by its first piece's id. */
+  chunkStarts: Map<string, number>;
 }
 
 /**
@@ -112,51 +116,114 @@ export async function buildInPieces(
     }
   }
   const rebuilt = new Set(wanted);
-  const body = await assemble(source.separator, head, tail, listed, (id) => fresh.get(id) ?? (rebuilt.has(id) ? undefined : previous?.index.get(id)?.bytes));
+  const body = await assemble(source.separator, head, tail, listed, (id) => fresh.get(id) ?? (rebuilt.has(id) ? undefined : previous?.index.get(id)?.bytes), reusableChunks(previous, rebuilt));
   body.built = wanted.length;
   return body;
 }
 
-/** Writes head, pieces and tail into chunks of about `CHUNK` bytes, a piece never split, yielding between slices. */
+/**
+ * The chunks of `previous` that may be sent again as they are: each holds a run of pieces (after a
+ * separator each), by the id of its first. Once an answer is split into many more chunks than its
+ * size asks for (each change may leave a small one), none: everything is copied into full chunks
+ * again.
+ */
+function reusableChunks(previous: PiecedBody | null, rebuilt: ReadonlySet<string>): ChunkReuse | null {
+  if (!previous || previous.chunks.length > (previous.length / CHUNK) * 2 + 16) return null;
+  return { previous, rebuilt };
+}
+
+interface ChunkReuse {
+  previous: PiecedBody;
+  rebuilt: ReadonlySet<string>;
+}
+
+/** The chunk of `reuse` that starts with `pieces[at]` and holds exactly the next pieces listed, each unchanged; else -1. */
+function chunkAt(reuse: ChunkReuse, pieces: readonly PieceVersion[], at: number): number {
+  const chunk = reuse.previous.chunkStarts.get(pieces[at]!.id);
+  if (chunk === undefined) return -1;
+  const ids = reuse.previous.chunkPieces[chunk]!;
+  if (at + ids.length > pieces.length) return -1;
+  for (let j = 0; j < ids.length; j += 1) {
+    const id = pieces[at + j]!.id;
+    if (id !== ids[j] || reuse.rebuilt.has(id)) return -1;
+  }
+  return chunk;
+}
+
+/**
+ * Writes head, pieces and tail into chunks of about `CHUNK` bytes, a piece never split, yielding
+ * between slices. A chunk of the answer before that holds the same run of unchanged pieces is
+ * taken as it is (`reuse`), so that a change copies a chunk or two, not the whole answer.
+ */
 async function assemble(
   separator: string,
   head: string,
   tail: string,
   listed: { frame: string; pieces: PieceVersion[] },
   pieceOf: (id: string) => string | Buffer | undefined,
+  reuse: ChunkReuse | null,
 ): Promise<PiecedBody> {
   const budget = new TurnBudget();
   const chunks: Buffer[] = [];
+  const chunkPieces: Array<readonly string[] | null> = [];
+  const chunkStarts = new Map<string, number>();
   const index = new Map<string, KeptPiece>();
   let indexBytes = 0;
   let length = 0;
   // The pending chunk: texts and pieces not written yet, and their byte length.
   let parts: Array<{ id: string | null; version: string; value: string | Buffer; bytes: number }> = [];
   let pending = 0;
+  let framed = false;
   const flush = () => {
     const chunk = Buffer.allocUnsafeSlow(pending);
+    const ids: string[] = [];
     let offset = 0;
     for (const part of parts) {
       if (typeof part.value === 'string') chunk.write(part.value, offset, 'utf8');
       else part.value.copy(chunk, offset);
-      if (part.id !== null) index.set(part.id, { version: part.version, bytes: chunk.subarray(offset, offset + part.bytes) });
+      if (part.id !== null) {
+        index.set(part.id, { version: part.version, bytes: chunk.subarray(offset, offset + part.bytes) });
+        ids.push(part.id);
+      }
       offset += part.bytes;
     }
+    // Only a chunk of separators and pieces alone may be taken again: not one with the head or the tail.
+    if (ids.length > 0 && !framed) chunkStarts.set(ids[0]!, chunks.length);
+    chunkPieces.push(framed ? null : ids);
     chunks.push(chunk);
     length += pending;
     parts = [];
     pending = 0;
+    framed = false;
   };
   const add = (id: string | null, version: string, value: string | Buffer) => {
     const bytes = typeof value === 'string' ? Buffer.byteLength(value, 'utf8') : value.length;
     if (bytes === 0) return;
     parts.push({ id, version, value, bytes });
     pending += bytes;
-    if (pending >= CHUNK) flush();
   };
+  framed = head.length > 0;
   add(null, '', head);
   let first = true;
-  for (const piece of listed.pieces) {
+  const { pieces } = listed;
+  for (let at = 0; at < pieces.length; at += 1) {
+    const piece = pieces[at]!;
+    const kept = reuse && !first ? chunkAt(reuse, pieces, at) : -1;
+    if (kept >= 0) {
+      if (pending > 0) flush();
+      const ids = reuse!.previous.chunkPieces[kept]!;
+      chunkStarts.set(ids[0]!, chunks.length);
+      chunkPieces.push(ids);
+      chunks.push(reuse!.previous.chunks[kept]!);
+      length += reuse!.previous.chunks[kept]!.length;
+      for (const id of ids) {
+        const keptPiece = reuse!.previous.index.get(id)!;
+        index.set(id, keptPiece);
+        indexBytes += id.length + keptPiece.version.length + 96;
+      }
+      at += ids.length - 1;
+      continue;
+    }
     const value = pieceOf(piece.id);
     // Listed when the versions were read, no longer when its piece was built: a later state, shown early.
     if (value === undefined) continue;
@@ -164,9 +231,11 @@ async function assemble(
     first = false;
     add(piece.id, piece.version, value);
     indexBytes += piece.id.length + piece.version.length + 96;
+    if (pending >= CHUNK) flush();
     if (budget.spent) await budget.pause();
   }
+  if (tail.length > 0) framed = true;
   add(null, '', tail);
   if (pending > 0 || chunks.length === 0) flush();
-  return { chunks, length, frame: listed.frame, head, tail, index, indexBytes, built: 0 };
+  return { chunks, length, frame: listed.frame, head, tail, index, indexBytes, built: 0, chunkPieces, chunkStarts };
 }

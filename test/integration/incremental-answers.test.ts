@@ -32,13 +32,16 @@ function random(seed: number): () => number {
   };
 }
 
+/** Long enough that an answer spans several of the cache's 64 KB chunks, so that chunks are taken again and split apart. */
+const LONG = 'Bring a notebook; '.repeat(1_200);
+
 const day = (n: number) => new Date(Date.UTC(2027, 0, 1) + n * 86_400_000).toISOString();
 
 function fixture() {
   return {
     workspace: { name: 'Pieces' },
     members: [{ ref: 'owner', email: OWNER_EMAIL, name: 'Olivia Owner', role: 'owner' }],
-    courseTemplates: Array.from({ length: TEMPLATES }, (_, t) => ({ ref: `t${t}`, title: `Course ${t}`, description: `About course ${t}; with, commas.` })),
+    courseTemplates: Array.from({ length: TEMPLATES }, (_, t) => ({ ref: `t${t}`, title: `Course ${t}`, description: `About course ${t}; with, commas. ${LONG}` })),
     courseRuns: Array.from({ length: RUNS }, (_, r) => ({
       ref: `r${r}`,
       template: `t${r % TEMPLATES}`,
@@ -142,7 +145,7 @@ describeOnEachDatabase('answers assembled from pieces on %s', (target) => {
       ],
       ['run deleted', () => sql.query('DELETE FROM course_runs r WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM bookings b WHERE b.course_run_id = r.id)', [run])],
       ['template title many runs share', () => sql.query('UPDATE course_templates SET title = $2 WHERE id = $1', [pick(templates), `Course ${n} "quoted" \\ é 🎨`])],
-      ['template description', () => sql.query('UPDATE course_templates SET description = $2 WHERE id = $1', [pick(templates), `Line one\nline ${n}`])],
+      ['template description', () => sql.query('UPDATE course_templates SET description = $2 WHERE id = $1', [pick(templates), `Line one\nline ${n} ${LONG.slice(0, n * 20)}`])],
       [
         'booking inserted',
         () => sql.query(`INSERT INTO bookings (workspace_id, course_run_id, source, status, created_at, updated_at) VALUES ($1, $2, 'widget', 'pending', $3, $3)`, [ws.workspaceId, run, day(n % 8)]),
