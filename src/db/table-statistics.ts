@@ -6,6 +6,8 @@ export interface TableSizes {
   rows(table: string): number;
   /** The most rows of `table` that one value of `column` holds: the most a parent row can have (every row when unknown). */
   largestGroup(table: string, column: string): number;
+  /** Changes whenever the sizes may have: what was estimated from earlier sizes is estimated again. */
+  readonly generation?: number;
 }
 
 interface ColumnShare {
@@ -24,6 +26,11 @@ export class TableStatistics implements TableSizes {
   readonly #tables: readonly string[];
   #rows = new Map<string, number>();
   #shares = new Map<string, ColumnShare>();
+  #generation = 0;
+
+  get generation(): number {
+    return this.#generation;
+  }
 
   constructor(tables: readonly string[]) {
     this.#tables = tables;
@@ -64,5 +71,6 @@ export class TableStatistics implements TableSizes {
     }
     this.#rows = rows;
     this.#shares = shares;
+    this.#generation += 1;
   }
 }

@@ -1,6 +1,6 @@
 import type { ApolloServerPlugin, GraphQLRequestContext } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { GraphQLError, getNamedType, getVariableValues, isLeafType, isListType, isNonNullType, type GraphQLFormattedError, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
+import { GraphQLError, getNamedType, getVariableValues, isLeafType, isListType, isNonNullType, type DocumentNode, type GraphQLFormattedError, type GraphQLOutputType, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
 import type { ResourceRegistry } from '../db/resource-registry.ts';
 import { connectionOrder } from '../db/sql-builder.ts';
@@ -83,6 +83,38 @@ export interface CostLimitOptions {
   spend?: (estimate: WorkEstimate, request: GraphQLRequestContext<object>) => Promise<void>;
 }
 
+/** How many estimates of one document are kept: one per set of variables it was sent with. */
+const ESTIMATES_PER_DOCUMENT = 64;
+
+/**
+ * The work estimates of requests that passed every limit, by their document (kept as long as
+ * Apollo Server keeps the parsed document), operation, coerced variables and the table sizes'
+ * generation: both the size and the work follow from those alone, so a trusted document sent again
+ * with the same variables is not walked twice. A request that was refused is always estimated
+ * again, and so meets the same refusal.
+ */
+class PassedEstimates {
+  readonly #byDocument = new WeakMap<DocumentNode, Map<string, WorkEstimate>>();
+
+  key(operation: OperationDefinitionNode, variables: Record<string, unknown>, sizes: TableSizes): string {
+    return `${operation.name?.value ?? ''}\u0000${sizes.generation ?? 0}\u0000${JSON.stringify(variables)}`;
+  }
+
+  get(document: DocumentNode, key: string): WorkEstimate | undefined {
+    return this.#byDocument.get(document)?.get(key);
+  }
+
+  set(document: DocumentNode, key: string, work: WorkEstimate): void {
+    let estimates = this.#byDocument.get(document);
+    if (!estimates) {
+      estimates = new Map();
+      this.#byDocument.set(document, estimates);
+    }
+    if (estimates.size >= ESTIMATES_PER_DOCUMENT) estimates.clear();
+    estimates.set(key, work);
+  }
+}
+
 /**
  * Refuses, before anything runs and with a clear GraphQL error: bad connection arguments, lists
  * without a page size, queries whose size (fields times page sizes: what a response can hold)
@@ -94,6 +126,7 @@ export interface CostLimitOptions {
 export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): ApolloServerPlugin {
   const index = listIndexOf(schema);
   const introspection = introspectionListLengths(schema);
+  const passed = new PassedEstimates();
   return {
     async requestDidStart() {
       return {
@@ -103,6 +136,9 @@ export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): 
           // Variables that do not fit their types are refused here, before anything is spent.
           const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], request.variables ?? {});
           if (coerced.errors) throw refusal(coerced.errors[0]!.message);
+          const key = passed.key(operation, coerced.coerced, options.sizes);
+          const known = passed.get(document, key);
+          if (known) return options.spend?.(known, requestContext);
           const problems: Problem[] = [];
           let size: number;
           try {
@@ -136,6 +172,7 @@ export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): 
                 `${named.length > 0 ? `: ${named.join('; ')}` : ''}; read fewer rows, filter on indexed columns or leave out totalCount.`,
             );
           }
+          passed.set(document, key, work);
           await options.spend?.(work, requestContext);
         },
       };

@@ -86,6 +86,24 @@ describeOnEachDatabase('internal GraphQL budgets in units of database work, on %
     expect(fewer.cost!.estimate).toBeLessThanOrEqual(20_000);
   });
 
+  it('an estimate kept for a document is kept for its variables: the same document refused with others, served again with its own', async () => {
+    const count = (alias: string, i: number, include = '') =>
+      `${alias}${i}: bookingsConnection(first: 1, filter: { updatedAt: { lt: "2030-01-01T00:00:${String(i).padStart(2, '0')}Z" } })${include} { totalCount }`;
+    const many = Array.from({ length: 14 }, (_, i) => count('d', i + 1, ' @include(if: $all)')).join(' ');
+    const query = `query ($id: ID!, $all: Boolean!) { workspace(id: $id) { ${count('c', 0)} ${many} } }`;
+    const honest = await ask(query, token, { id: ws.workspaceId, all: false });
+    expect(honest.body.errors).toBeUndefined();
+    const again = await ask(query, token, { id: ws.workspaceId, all: false });
+    expect(again.body.errors).toBeUndefined();
+    expect(again.cost!.estimate).toBe(honest.cost!.estimate);
+    const refused = await ask(query, token, { id: ws.workspaceId, all: true });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors?.[0]?.message).toMatch(/^Query cost \d+ exceeds the limit of 20000 points/);
+    const served = await ask(query, token, { id: ws.workspaceId, all: false });
+    expect(served.body.errors).toBeUndefined();
+    expect(served.cost!.estimate).toBe(honest.cost!.estimate);
+  });
+
   it('each request is charged the database time its statements took; what is left follows the charges, not the estimates', async () => {
     const { token: metered } = await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', 'metered', '--cost-per-minute', '1000000');
     let charged = 0;
