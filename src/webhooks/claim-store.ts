@@ -124,7 +124,7 @@ export async function claimDue(db: Database, bounds: AttemptBounds, limit: numbe
            SELECT e.id, e.workspace_id, e.removed_at IS NULL AND e.disabled_at IS NULL AS open,
                   (SELECT count(*) FROM (SELECT FROM webhook_deliveries l
                                           WHERE l.endpoint_id = e.id AND l.lease_until IS NOT NULL AND l.lease_until > now()
-                                          LIMIT greatest($2, $3)) l) AS busy
+                                          LIMIT greatest($2::int, $3::int)) l) AS busy
              FROM webhook_endpoints e
             WHERE e.removed_at IS NULL OR e.removed_at > now() - $1 * interval '1 millisecond'
          ), workspace_load AS (
