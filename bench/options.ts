@@ -14,6 +14,8 @@
  *                and deliveries per second of a burst against a bare HTTPS client (PostgreSQL), alone
  *   internal-load  public latency beside an internal token's costliest requests, and the database
  *                time a cost point buys (PostgreSQL: DATABASE_URL), alone
+ *   big-neighbour  a large workspace changing and read beside a small one (--size, default L):
+ *                the small one's latency, the large one's answer after a change, event-loop stalls
  *   request-log  what the API keys' request log costs cached hits at M, on Node 24 and on this
  *                Node.js, alone (its section of docs/benchmarks.md and its targets on stdout)
  *   postgraphile [dir]  internal GraphQL against PostGraphile v5 on Q1–Q3 (PostgreSQL: DATABASE_URL),
@@ -23,7 +25,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const COMMANDS = ['all', 'pass', 'render', 'ab', 'profile', 'memory-at-l', 'webhooks', 'webhook-isolation', 'internal-load', 'request-log', 'postgraphile', 'graphql-profile'] as const;
+export const COMMANDS = ['all', 'pass', 'render', 'ab', 'profile', 'memory-at-l', 'webhooks', 'webhook-isolation', 'internal-load', 'request-log', 'postgraphile', 'graphql-profile', 'big-neighbour'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export interface BenchOptions {
@@ -48,6 +50,8 @@ export interface BenchOptions {
   generator: 'wrk' | 'autocannon' | undefined;
   /** `ab`: the response cache of both builds, `hits` (its default) or `off`. */
   cache: 'hits' | 'off';
+  /** `big-neighbour`: the large workspace's size (S, M, L). */
+  size: string;
 }
 
 export function parseOptions(argv: readonly string[] = process.argv.slice(2)): BenchOptions {
@@ -66,6 +70,7 @@ export function parseOptions(argv: readonly string[] = process.argv.slice(2)): B
       endpoint: { type: 'string' },
       generator: { type: 'string' },
       cache: { type: 'string' },
+      size: { type: 'string' },
     },
   });
   const [command = 'all', other] = positionals;
@@ -93,5 +98,6 @@ export function parseOptions(argv: readonly string[] = process.argv.slice(2)): B
     endpoint: values.endpoint ?? '/bookings + participants:read',
     generator: values.generator as BenchOptions['generator'],
     cache: (values.cache ?? 'hits') as BenchOptions['cache'],
+    size: values.size ?? 'L',
   };
 }

@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { migrate } from '../src/db/migrate.ts';
 import { ab } from './ab.ts';
+import { measureBigNeighbour, type BigNeighbourResults } from './big-neighbour.ts';
+import { bigNeighbourSection } from './report-big-neighbour.ts';
 import { internalLoadSection } from './report-internal.ts';
 import { measureInternalLoad } from './internal-load.ts';
 import { ENDPOINTS, SIZES, openBenchDatabase, seed } from './database.ts';
@@ -160,6 +162,18 @@ async function main(): Promise<void> {
     case 'graphql-profile':
       process.stdout.write(`${(await profileGraphql(options)).join('\n')}\n`);
       return;
+    case 'big-neighbour': {
+      // With --results: the phase on this Node.js (a child of the command); else on Node 24 and on this Node.js, one after the other.
+      const measure = { duration: options.duration === 5 ? 15 : options.duration, size: options.size };
+      if (options.results) return writeFile(options.results, JSON.stringify(await measureBigNeighbour(measure)));
+      const dir = await mkdtemp(join(tmpdir(), 'bench-big-neighbour-'));
+      const passes = [await mainNode(), ...(process.versions.node.startsWith(`${MAIN_NODE_MAJOR}.`) ? [] : [process.execPath])];
+      const files = passes.map((_, i) => join(dir, `pass${i}.json`));
+      for (const [i, node] of passes.entries()) await runNode(node, ['big-neighbour', '--results', files[i]!, '--size', options.size, '--duration', String(measure.duration)]);
+      const runs = await Promise.all(files.map(async (file) => JSON.parse(await readFile(file, 'utf8')) as BigNeighbourResults));
+      process.stdout.write(`${bigNeighbourSection(runs).join('\n')}\n`);
+      return;
+    }
     case 'webhooks': {
       // The webhook latency alone, its section on stdout.
       const results = await measureWebhookLatency((message) => process.stderr.write(`${message}\n`));

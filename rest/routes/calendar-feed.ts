@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fresh from 'fresh';
 import type { AnswerCache } from '../../src/answer-cache/answer-cache.ts';
-import { buildCalendarFeed } from '../../src/calendar/feed.ts';
+import { buildCalendarFeed, calendarPieces } from '../../src/calendar/feed.ts';
 import { FEED_PATH_PREFIX, type ActiveFeed } from '../../src/calendar/feed-token-store.ts';
 import type { DataVersion } from '../../src/db/data-versions.ts';
 import type { Database } from '../../src/db/database.ts';
@@ -29,7 +29,7 @@ export interface CalendarFeedDependencies extends OperationRuntime {
    * (src/calendar/feed-credential.ts, on the primary, so that a revoked token is refused at once).
    */
   activeFeed: (token: string) => Promise<ActiveFeed | null>;
-  answerCache: Pick<AnswerCache, 'answer'>;
+  answerCache: Pick<AnswerCache, 'answerInPieces'>;
 }
 
 /** A release may render the same data differently: its feeds then get new ETags. */
@@ -96,8 +96,9 @@ export function calendarFeedRoute(deps: CalendarFeedDependencies): Route {
       if (unchanged(state, etag)) return sendNotModified(state, validators(etag));
     }
     const variables = { workspaceId: feed.workspaceId, calendar: true };
-    const answered = await deps.answerCache.answer(
+    const answered = await deps.answerCache.answerInPieces(
       { answer: 'calendar', workspaceId: feed.workspaceId, variables, version: dataVersion },
+      calendarPieces(deps, deps.operations.coursesOfRuns, feed.workspaceId),
       async (db) => [Buffer.from(await buildCalendarFeed({ ...deps, db }, deps.operations.courses, feed.workspaceId), 'utf8')],
     );
     state.answer = 'calendar';

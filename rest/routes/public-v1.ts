@@ -1,4 +1,4 @@
-import type { AnswerCache, AnswerRequest, BuildAnswer } from '../../src/answer-cache/answer-cache.ts';
+import type { AnswerCache, AnswerRequest, BuildAnswer, PieceSource } from '../../src/answer-cache/answer-cache.ts';
 import type { ActiveApiKey, Authenticator } from '../../src/auth/authenticator.ts';
 import type { Database } from '../../src/db/database.ts';
 import type { ResourceRegistry } from '../../src/db/resource-registry.ts';
@@ -9,6 +9,7 @@ import { JSON_CONTENT_TYPE } from '../../src/http-answers.ts';
 import type { Redactor } from '../../src/logger.ts';
 import type { RateLimiters } from '../../src/rate-limit/limiters.ts';
 import { listBody, sendBytes } from '../pipeline/answers.ts';
+import { bookingPieces, coursePieces } from './list-pieces.ts';
 import type { Step } from '../pipeline/compose.ts';
 import type { Route } from '../pipeline/route-table.ts';
 import { allowedAddress } from '../steps/allowed-address.ts';
@@ -24,7 +25,7 @@ export interface PublicV1Dependencies {
   operations: CompiledOperations;
   authenticator: Pick<Authenticator, 'verified' | 'authenticate'>;
   rateLimiters: RateLimiters;
-  answerCache: Pick<AnswerCache, 'answer'>;
+  answerCache: Pick<AnswerCache, 'answerInPieces'>;
   /** Removes secrets from what is logged of a request, and from what an error echoes of it. */
   redactor: Redactor;
 }
@@ -34,15 +35,16 @@ const NO_STORE = ['Cache-Control', 'private, no-store'];
 
 /** What one key's requests ask the answer cache for: made once per key object (the key cache's time), not per request. */
 interface KeyAnswers {
-  courses: { request: AnswerRequest; build: BuildAnswer };
-  bookings: { request: AnswerRequest; build: BuildAnswer };
+  courses: { request: AnswerRequest; pieces: PieceSource; build: BuildAnswer };
+  bookings: { request: AnswerRequest; pieces: PieceSource; build: BuildAnswer };
 }
 
 /**
  * `/api/public/v1/courses` and `/bookings`: the checks in the order docs/contract-rules.md fixes
  * (`http.checks-order`: method, authentication, the key's allow list, the key's rate limit, scope,
  * query string), then the answer: the cached bytes of the workspace's current data version, or
- * the fixed operation's result serialised (and cached). The workspace row primed from the key is
+ * assembled from the pieces (runs, bookings) kept of an earlier version and those that changed,
+ * built again (./list-pieces.ts); with the cache off, the fixed operation's result serialised. The workspace row primed from the key is
  * used for its id alone, which never changes.
  */
 export function publicV1Routes(deps: PublicV1Dependencies): Route[] {
@@ -67,10 +69,12 @@ export function publicV1Routes(deps: PublicV1Dependencies): Route[] {
     const made: KeyAnswers = {
       courses: {
         request: { answer: 'courses', workspaceId: apiKey.workspaceId, variables: courses },
+        pieces: coursePieces(deps, apiKey.workspaceId, primed),
         build: async (db) => listBody(courseRunsOf(await executeOperation({ ...deps, db }, deps.operations.courses, courses, primed)), toCourse),
       },
       bookings: {
         request: { answer: 'bookings', workspaceId: apiKey.workspaceId, variables: bookings },
+        pieces: bookingPieces(deps, apiKey.workspaceId, withParticipant, primed),
         build: async (db) =>
           listBody(bookingsOf(await executeOperation({ ...deps, db }, deps.operations.bookings, bookings, primed)), (booking) => toBooking(booking, withParticipant)),
       },
@@ -81,8 +85,8 @@ export function publicV1Routes(deps: PublicV1Dependencies): Route[] {
   const answer =
     (kind: 'courses' | 'bookings'): Step =>
     async (state) => {
-      const { request, build } = answersOf(state.key)[kind];
-      const answered = await deps.answerCache.answer(request, build);
+      const { request, pieces, build } = answersOf(state.key)[kind];
+      const answered = await deps.answerCache.answerInPieces(request, pieces, build);
       state.answer = kind;
       state.cache = answered.outcome;
       sendBytes(state, 200, JSON_CONTENT_TYPE, answered.body, answered.length, NO_STORE);

@@ -1,13 +1,17 @@
 import { LRUCache } from 'lru-cache';
 import { Flights, NextFlights } from '../flights.ts';
-import type { Database, Queryable } from '../db/database.ts';
+import type { Database } from '../db/database.ts';
 import { committedCount, inVersionSnapshot, readDataVersion, type DataVersion } from '../db/data-versions.ts';
 import type { ReplicaSet } from '../db/replicas.ts';
 import { isDatabaseUnavailable } from '../errors.ts';
 import { keyOf, type Answer, type AnswerRequest } from './answer-request.ts';
+import { isReplicaFailure, lengthOf, onConnection, ownCopy } from './build-targets.ts';
+import { InTurn } from './in-turn.ts';
+import { buildInPieces, piecesCarryOver, type BuildTarget, type PiecedBody, type PieceSource } from './pieces.ts';
 import { ServedCounts } from './served-counts.ts';
 
 export type { Answer, AnswerRequest, CacheOutcome } from './answer-request.ts';
+export type { BuildTarget, BuiltPieces, PieceSource } from './pieces.ts';
 
 export interface AnswerCacheOptions {
   /** The bound of the cached bytes (bodies and keys); 0 turns the cache off. */
@@ -17,19 +21,8 @@ export interface AnswerCacheOptions {
   replicas?: { set: Pick<ReplicaSet, 'reader'>; maxLagMs: number } | undefined;
 }
 
-/** Where an answer is built: the primary's pool, or the one replica connection of the request. */
-export type BuildTarget = Pick<Database, 'withConnection'>;
-
 /** Builds the exact bytes of an answer, reading through `db`. */
 export type BuildAnswer = (db: BuildTarget) => Promise<Buffer[]>;
-
-/** Statements on a replica fail this way when it goes away or replay cancels them: read on the primary instead. */
-function isReplicaFailure(error: unknown): boolean {
-  for (let cause = error; cause instanceof Error; cause = cause.cause) {
-    if ((cause as { code?: unknown }).code === '40001') return true;
-  }
-  return isDatabaseUnavailable(error);
-}
 
 interface Entry {
   version: DataVersion;
@@ -37,23 +30,14 @@ interface Entry {
   learnt: number;
   body: readonly Buffer[];
   length: number;
+  /** For an answer made of pieces: where each lies in `body`, with its version. */
+  pieced?: PiecedBody | undefined;
 }
 
 interface Built {
   body: Buffer[];
   length: number;
   stored: boolean;
-}
-
-/** One held connection as a build target: every statement of the build runs on it. */
-const onConnection = (connection: Queryable): BuildTarget => ({ withConnection: (work) => work(connection) });
-
-const lengthOf = (pieces: readonly Buffer[]) => pieces.reduce((sum, piece) => sum + piece.length, 0);
-
-function ownCopy(piece: Buffer): Buffer {
-  const copy = Buffer.allocUnsafeSlow(piece.length);
-  piece.copy(copy);
-  return copy;
 }
 
 /**
@@ -79,6 +63,7 @@ export class AnswerCache {
   readonly #entries: LRUCache<string, Entry> | null;
   /** Builds under way, by key and version: concurrent requests for the same answer share one. */
   readonly #builds = new Flights<string, Built>();
+  readonly #pieceBuilds = new InTurn<string>();
   /** Version reads by workspace: at most one on the wire, and a request shares only one not sent yet. */
   readonly #versionReads = new NextFlights<string, DataVersion | null>();
   /**
@@ -90,6 +75,8 @@ export class AnswerCache {
    */
   #learnt = 0;
   #evictions = 0;
+  /** Pieces of answers assembled so far, reused from an earlier version's answer or built (read by the metrics). */
+  readonly pieces = { reused: 0, built: 0 };
 
   constructor(options: AnswerCacheOptions) {
     this.maxBytes = options.maxBytes;
@@ -100,7 +87,7 @@ export class AnswerCache {
       options.maxBytes > 0
         ? new LRUCache<string, Entry>({
             maxSize: options.maxBytes,
-            sizeCalculation: (entry, key) => entry.length + key.length,
+            sizeCalculation: (entry, key) => entry.length + key.length + (entry.pieced?.indexBytes ?? 0),
             dispose: (_entry, _key, reason) => {
               if (reason === 'evict') this.#evictions += 1;
             },
@@ -143,6 +130,48 @@ export class AnswerCache {
       }
     }
     return this.#fromPrimary(request, build);
+  }
+
+  /**
+   * An answer made of pieces (a course run, a booking; src/answer-cache/pieces.ts): after a change
+   * only the pieces whose versions moved are read and serialised again, the others' bytes are
+   * reused, and the whole is assembled in the order just listed, yielding as it goes. `whole` is
+   * the build of the whole answer in one operation, used with the cache off. With replicas, and
+   * for a workspace without a data version or an answer larger than the bound, every piece is
+   * built (still yielding) and nothing is kept.
+   */
+  async answerInPieces(request: AnswerRequest, source: PieceSource, whole: BuildAnswer): Promise<Answer> {
+    const everyPiece: BuildAnswer = async (db) => (await this.#piecesOf(source, db, null)).chunks;
+    const entries = this.#entries;
+    if (!entries || this.#replicas) return this.answer(request, entries ? everyPiece : whole);
+    const version = request.version !== undefined ? request.version : await this.#readVersion(request.workspaceId);
+    if (version === null) {
+      const body = await everyPiece(this.#db);
+      return { body, length: lengthOf(body), outcome: 'bypass' };
+    }
+    const learnt = (this.#learnt += 1);
+    const key = keyOf(request);
+    const cached = entries.get(key);
+    if (cached?.version === version) return { body: cached.body, length: cached.length, outcome: 'hit' };
+    const { value: built, joined } = await this.#builds.share(`${key}\n${version}`, () =>
+      // One build of an answer at a time: a build of a newer version waits for the one under way,
+      // then builds only what changed since, instead of each version building everything alike.
+      this.#pieceBuilds.inTurn(key, async () => {
+        const previous = entries.peek(key);
+        const reusable = previous?.pieced && piecesCarryOver(previous.version, version) ? previous.pieced : null;
+        const body = await this.#piecesOf(source, this.#db, reusable);
+        return this.#build(key, version, learnt, body.chunks, body);
+      }),
+    );
+    return { body: built.body, length: built.length, outcome: !built.stored ? 'bypass' : joined ? 'shared' : 'miss' };
+  }
+
+  async #piecesOf(source: PieceSource, db: BuildTarget, previous: PiecedBody | null): Promise<PiecedBody> {
+    const listed = await db.withConnection((connection) => source.list(connection));
+    const body = await buildInPieces(source, db, listed, previous);
+    this.pieces.built += body.built;
+    this.pieces.reused += body.index.size - Math.min(body.index.size, body.built);
+    return body;
   }
 
   async #fromPrimary(request: AnswerRequest, build: BuildAnswer): Promise<Answer> {
@@ -221,9 +250,9 @@ export class AnswerCache {
     });
   }
 
-  #build(key: string, version: DataVersion, learnt: number, pieces: Buffer[]): Built {
+  #build(key: string, version: DataVersion, learnt: number, pieces: Buffer[], pieced?: PiecedBody): Built {
     const length = lengthOf(pieces);
-    if (length + key.length > this.maxBytes) return { body: pieces, length, stored: false };
+    if (length + key.length + (pieced?.indexBytes ?? 0) > this.maxBytes) return { body: pieces, length, stored: false };
     // Kept as built, without a copy of the whole (a /courses of a large workspace is tens of MB);
     // only a piece that shares its memory (Node's 8 KB pool for small buffers) gets memory of its
     // own, so that a cached small answer does not keep a whole slab alive.
@@ -232,7 +261,7 @@ export class AnswerCache {
     // A build of an older version that ends late never replaces a newer one.
     const current = entries.peek(key);
     if (current && current.version !== version && current.learnt > learnt) return { body, length, stored: false };
-    entries.set(key, { version, learnt, body, length });
+    entries.set(key, { version, learnt, body, length, pieced });
     return { body, length, stored: true };
   }
 

@@ -62,6 +62,14 @@ export function committedCount(version: DataVersion): number {
 }
 
 /**
+ * The server part of a version (its start time). Transaction ids name rows' writers only on one
+ * server: what was learnt of rows under one server's versions is not kept for another's.
+ */
+export function serverOf(version: DataVersion): string {
+  return version.slice(version.lastIndexOf('/') + 1);
+}
+
+/**
  * Runs `work` on `connection` in one REPEATABLE READ, READ ONLY transaction that first reads the
  * workspace's data version: every statement of `work` sees exactly the data that version counts,
  * on a primary and on a standby alike. Where answers from several servers meet (read replicas),

@@ -27,6 +27,17 @@ export type PublicCoursesQueryVariables = Exact<{
 
 export type PublicCoursesQuery = { workspace: { name?: string, courses: Array<{ id: string, template: { title: string, description: string, revision?: number, updatedAt?: string }, sessions: Array<{ id: string, startsAt: string, durationMinutes: number, timeZone: string, location: string, revision?: number, updatedAt?: string }> }> } | null };
 
+export type PublicCourseRunFragment = { id: string, template: { title: string, description: string, revision?: number, updatedAt?: string }, sessions: Array<{ id: string, startsAt: string, durationMinutes: number, timeZone: string, location: string, revision?: number, updatedAt?: string }> };
+
+export type PublicCoursesOfRunsQueryVariables = Exact<{
+  workspaceId: string;
+  calendar: boolean;
+  runIds: Array<string> | string;
+}>;
+
+
+export type PublicCoursesOfRunsQuery = { workspace: { name?: string, courses: Array<{ id: string, template: { title: string, description: string, revision?: number, updatedAt?: string }, sessions: Array<{ id: string, startsAt: string, durationMinutes: number, timeZone: string, location: string, revision?: number, updatedAt?: string }> }> } | null };
+
 export type PublicBookingsQueryVariables = Exact<{
   workspaceId: string;
   withParticipant: boolean;
@@ -36,6 +47,15 @@ export type PublicBookingsQueryVariables = Exact<{
 export type PublicBookingsQuery = { workspace: { bookingsConnection: { nodes: Array<{ id: string, courseRunId: string, source: BookingSource, status: BookingStatus, createdAt: string, updatedAt: string, participant?: { name: string, email: string } | null }> } } | null };
 
 export type PublicBookingFragment = { id: string, courseRunId: string, source: BookingSource, status: BookingStatus, createdAt: string, updatedAt: string, participant?: { name: string, email: string } | null };
+
+export type PublicBookingsOfIdsQueryVariables = Exact<{
+  workspaceId: string;
+  withParticipant: boolean;
+  bookingIds: Array<string> | string;
+}>;
+
+
+export type PublicBookingsOfIdsQuery = { workspace: { bookingsConnection: { nodes: Array<{ id: string, courseRunId: string, source: BookingSource, status: BookingStatus, createdAt: string, updatedAt: string, participant?: { name: string, email: string } | null }> } } | null };
 
 export type WebhookBookingQueryVariables = Exact<{
   bookingId: string;

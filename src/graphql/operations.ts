@@ -1,6 +1,6 @@
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { getOperationAST, parse, validate, type ExecutionResult, type GraphQLSchema } from 'graphql';
-import type { PublicBookingFragment, PublicBookingsQuery, PublicCoursesQuery, WebhookBookingQuery } from './operation-types.generated.ts';
+import type { PublicBookingFragment, PublicBookingsOfIdsQuery, PublicBookingsQuery, PublicCourseRunFragment, PublicCoursesOfRunsQuery, PublicCoursesQuery, WebhookBookingQuery } from './operation-types.generated.ts';
 import type { GraphQLContext } from './schema.ts';
 
 /** A booking as the public API shows it; participant data only when `$withParticipant` is true. */
@@ -13,6 +13,31 @@ const PUBLIC_BOOKING = /* GraphQL */ `
     createdAt
     updatedAt
     participant @include(if: $withParticipant) { name email }
+  }
+`;
+
+/** How many bookings /bookings lists, newest first (docs/contract-rules.md). */
+export const PUBLIC_BOOKINGS_LENGTH = 100;
+
+/** A course run as /courses and the calendar feed show it; the calendar's fields only with `$calendar`. */
+const PUBLIC_COURSE_RUN = /* GraphQL */ `
+  fragment PublicCourseRun on CourseRun {
+    id
+    template {
+      title
+      description
+      revision @include(if: $calendar)
+      updatedAt @include(if: $calendar)
+    }
+    sessions(filter: { status: { eq: SCHEDULED } }) {
+      id
+      startsAt
+      durationMinutes
+      timeZone
+      location
+      revision @include(if: $calendar)
+      updatedAt @include(if: $calendar)
+    }
   }
 `;
 
@@ -29,31 +54,34 @@ export const operationSources = {
     query PublicCourses($workspaceId: ID!, $calendar: Boolean!) {
       workspace(id: $workspaceId) {
         name @include(if: $calendar)
-        courses {
-          id
-          template {
-            title
-            description
-            revision @include(if: $calendar)
-            updatedAt @include(if: $calendar)
-          }
-          sessions(filter: { status: { eq: SCHEDULED } }) {
-            id
-            startsAt
-            durationMinutes
-            timeZone
-            location
-            revision @include(if: $calendar)
-            updatedAt @include(if: $calendar)
-          }
-        }
+        courses { ...PublicCourseRun }
       }
     }
+    ${PUBLIC_COURSE_RUN}
+  `,
+  // The same runs restricted to some ids: the pieces of an answer built again after a change
+  // (src/answer-cache/pieces.ts). A run not listed any more is simply not returned.
+  coursesOfRuns: /* GraphQL */ `
+    query PublicCoursesOfRuns($workspaceId: ID!, $calendar: Boolean!, $runIds: [ID!]!) {
+      workspace(id: $workspaceId) {
+        name @include(if: $calendar)
+        courses(filter: { id: { in: $runIds } }) { ...PublicCourseRun }
+      }
+    }
+    ${PUBLIC_COURSE_RUN}
   `,
   bookings: /* GraphQL */ `
     query PublicBookings($workspaceId: ID!, $withParticipant: Boolean!) {
       workspace(id: $workspaceId) {
-        bookingsConnection(first: 100) { nodes { ...PublicBooking } }
+        bookingsConnection(first: ${PUBLIC_BOOKINGS_LENGTH}) { nodes { ...PublicBooking } }
+      }
+    }
+    ${PUBLIC_BOOKING}
+  `,
+  bookingsOfIds: /* GraphQL */ `
+    query PublicBookingsOfIds($workspaceId: ID!, $withParticipant: Boolean!, $bookingIds: [ID!]!) {
+      workspace(id: $workspaceId) {
+        bookingsConnection(first: ${PUBLIC_BOOKINGS_LENGTH}, filter: { id: { in: $bookingIds } }) { nodes { ...PublicBooking } }
       }
     }
     ${PUBLIC_BOOKING}
@@ -73,12 +101,14 @@ export type OperationName = keyof typeof operationSources;
 /** What each fixed operation's `data` holds: generated from the documents above and the schema (npm run generate). */
 export interface OperationResults {
   courses: PublicCoursesQuery;
+  coursesOfRuns: PublicCoursesOfRunsQuery;
   bookings: PublicBookingsQuery;
+  bookingsOfIds: PublicBookingsOfIdsQuery;
   webhookBooking: WebhookBookingQuery;
 }
 
 /** A course run as `PublicCourses` selects it; the calendar's extra fields only with `$calendar`. */
-export type CourseRunResult = NonNullable<PublicCoursesQuery['workspace']>['courses'][number];
+export type CourseRunResult = PublicCourseRunFragment;
 
 /** A booking as `PublicBooking` selects it; enum values as GraphQL writes them (CONFIRMED). */
 export type BookingResult = PublicBookingFragment;

@@ -30,11 +30,11 @@ function enumValue<T extends string>(values: Readonly<Record<string, T>>, value:
   return mapped;
 }
 
-export function courseRunsOf(data: OperationResults['courses']): CourseRunResult[] {
+export function courseRunsOf(data: OperationResults['courses' | 'coursesOfRuns']): CourseRunResult[] {
   return data.workspace?.courses ?? [];
 }
 
-export function bookingsOf(data: OperationResults['bookings']): BookingResult[] {
+export function bookingsOf(data: OperationResults['bookings' | 'bookingsOfIds']): BookingResult[] {
   return data.workspace?.bookingsConnection.nodes ?? [];
 }
 
@@ -84,6 +84,8 @@ export function toBooking(booking: BookingResult, withParticipant: boolean): Boo
  */
 export const PUBLIC_ANSWERS: { [Name in OperationName]: { schema: keyof components['schemas']; represent(data: OperationResults[Name]): unknown[] } } = {
   courses: { schema: 'Course', represent: (data) => courseRunsOf(data).map(toCourse) },
+  coursesOfRuns: { schema: 'Course', represent: (data) => courseRunsOf(data).map(toCourse) },
   bookings: { schema: 'Booking', represent: (data) => bookingsOf(data).map((booking) => toBooking(booking, true)) },
+  bookingsOfIds: { schema: 'Booking', represent: (data) => bookingsOf(data).map((booking) => toBooking(booking, true)) },
   webhookBooking: { schema: 'Booking', represent: (data) => (data.booking ? [toBooking(data.booking, true)] : []) },
 };

@@ -130,6 +130,19 @@ export class Metrics {
       },
     });
     new Gauge({ name: 'response_cache_max_bytes', help: 'RESPONSE_CACHE_MAX_BYTES (0: the cache is off).', registers: [this.registry] }).set(cache.maxBytes);
+    const pieces = { reused: 0, built: 0 };
+    new Counter({
+      name: 'response_cache_pieces_total',
+      help: 'Pieces (course runs, bookings) of answers assembled: reused from the answer of an earlier data version, or built.',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+      collect() {
+        for (const outcome of ['reused', 'built'] as const) {
+          this.inc({ outcome }, cache.pieces[outcome] - pieces[outcome]);
+          pieces[outcome] = cache.pieces[outcome];
+        }
+      },
+    });
   }
 
   /** The API keys' request log and expiry, read from the key activity when /metrics is scraped. */

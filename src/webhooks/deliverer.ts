@@ -13,7 +13,7 @@ import { recordOutcome, traced } from './attempt-span.ts';
 import { coalescedWrites } from './coalesced-writes.ts';
 import { disableIfFailing, recordManualAttempt, releaseLease, renewLease, storeBody } from './delivery-store.ts';
 import type { Turn } from './dispatcher.ts';
-import { recordScheduledAttempts, storeBodies, type RecordedAttempt, type ScheduledAttempt } from './scheduled-records.ts';
+import { recordScheduledAttempts, storeBodies, type RecordedAttempt, type ScheduledAttempt } from './scheduled-record-store.ts';
 import { readKeptStates } from './event-state-store.ts';
 import DataLoader from 'dataloader';
 import { buildPayloads, buildUpdatedPayload, type EventRef } from './payload.ts';

@@ -102,8 +102,9 @@ describeOnEachDatabase('calendar feed on %s', (target) => {
 
   it('the feed runs the /courses operation itself: only the feed reads the session revisions and change times it needs', async () => {
     const sessionColumns = (statements: string[]) => statements.find((text) => /\bFROM sessions t\b/.test(text)) ?? '';
-    // A change first, so that both answers are built, not served from the response cache.
-    await db.query('UPDATE workspaces SET name = name WHERE id = $1', [ws.workspaceId]);
+    // A change to every session first, so that every run of both answers is built again, not
+    // reused from the response cache.
+    await db.query('UPDATE sessions SET location = location WHERE workspace_id = $1', [ws.workspaceId]);
     const feed = sessionColumns(await captureStatements(db, () => api.call(path)));
     const courses = sessionColumns(await captureStatements(db, () => api.call('/api/public/v1/courses', { key: ws.fullKey })));
     expect(feed).toMatch(/\bt\.revision\b/);

@@ -23,7 +23,8 @@ describe('brokenOperations: what a migration does to the fixed operations of the
 
   it('names the migration, the operation, the field, the contract field it fills and the rename that keeps it', () => {
     const [message, ...rest] = brokenOperations(frozenCatalog, renamed('sessions', 'location', 'venue_location'), frozenOverlay, ['1764000000000_change']);
-    expect(rest).toEqual([]);
+    // The same runs restricted to some ids, which the answer cache builds again after a change, read it too.
+    expect(rest.map((other) => /the fixed operation (\w+)/.exec(other)![1])).toEqual(['coursesOfRuns']);
     expect(message).toContain('src/db/migrations/1764000000000_change.sql breaks the public API: the fixed operation courses (src/graphql/operations.ts) selects Session.location, the column sessions.location');
     expect(message).toContain('It fills Course.sessions[].location of the public contract (openapi/public-v1.yaml).');
     expect(message).toContain("sessions: { order: ['starts_at'], rename: { venue_location: 'location' } }");
@@ -32,7 +33,7 @@ describe('brokenOperations: what a migration does to the fixed operations of the
 
   it('names every operation a column is read by, with the contract fields of each (a booking: /bookings and the webhook)', () => {
     const messages = brokenOperations(frozenCatalog, renamed('participants', 'email', 'email_address'), frozenOverlay, ['1764000000000_change']);
-    expect(messages.map((message) => /the fixed operation (\w+)/.exec(message)![1])).toEqual(['bookings', 'webhookBooking']);
+    expect(messages.map((message) => /the fixed operation (\w+)/.exec(message)![1])).toEqual(['bookings', 'bookingsOfIds', 'webhookBooking']);
     for (const message of messages) expect(message).toContain('It fills Booking.participant.email of the public contract');
   });
 

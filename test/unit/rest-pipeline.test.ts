@@ -92,6 +92,9 @@ function harness() {
       const body = [Buffer.from(JSON.stringify({ data: [request.answer, request.variables] }))];
       return { body, length: body[0]!.length, outcome: 'hit' as const };
     },
+    answerInPieces(request: AnswerRequest) {
+      return this.answer(request);
+    },
   };
   const guard = new FailureGuard(rateLimiters.failures);
   const authenticator = {
