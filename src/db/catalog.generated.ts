@@ -21,7 +21,8 @@ export const catalog: Catalog = {
     "1763801600000_internal-token-personal-data",
     "1763801700000_webhook-attempt-bounds",
     "1763801800000_webhook-endpoint-health",
-    "1763801850000_course-run-piece-versions"
+    "1763801850000_course-run-piece-versions",
+    "1763801900000_webhook-wake-ups"
   ],
   "tables": {
     "api_key_request_counts": {

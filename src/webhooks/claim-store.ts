@@ -116,9 +116,15 @@ export async function claimDue(db: Database, bounds: AttemptBounds, limit: numbe
     (
       await tx.query<ClaimRow>(
         `WITH endpoints AS (
-           -- Each endpoint's attempts in flight (a removed one's may still run for a lease's time).
+           -- Each endpoint's attempts in flight (a removed one's may still run for a lease's time),
+           -- counted up to the larger bound (more fills its endpoint and its workspace just as well).
+           -- The limit makes it a plain scan of the in-flight index, which marks the entries of
+           -- released leases dead as it passes them: leases churn, and a bitmap scan would visit
+           -- every one of them in the table until the next vacuum.
            SELECT e.id, e.workspace_id, e.removed_at IS NULL AND e.disabled_at IS NULL AS open,
-                  (SELECT count(*) FROM webhook_deliveries l WHERE l.endpoint_id = e.id AND l.lease_until IS NOT NULL AND l.lease_until > now()) AS busy
+                  (SELECT count(*) FROM (SELECT FROM webhook_deliveries l
+                                          WHERE l.endpoint_id = e.id AND l.lease_until IS NOT NULL AND l.lease_until > now()
+                                          LIMIT greatest($2::int, $3::int)) l) AS busy
              FROM webhook_endpoints e
             WHERE e.removed_at IS NULL OR e.removed_at > now() - $1 * interval '1 millisecond'
          ), workspace_load AS (
@@ -143,8 +149,10 @@ export async function claimDue(db: Database, bounds: AttemptBounds, limit: numbe
            SELECT id FROM fair WHERE workspace_place <= $3 ORDER BY workspace_place, next_attempt_at, id LIMIT $4
          )
          UPDATE webhook_deliveries d SET lease_until = now() + $1 * interval '1 millisecond', updated_at = now()
-           FROM chosen, webhook_endpoints e, webhook_events ev
-          WHERE d.id = chosen.id AND e.id = d.endpoint_id AND ev.id = d.event_id AND NOT ev.test
+           FROM webhook_endpoints e, webhook_events ev
+          -- The chosen ids as one array: each row is then fetched by its key, whatever the planner
+          -- guesses of the just-filled table (a join with \`chosen\` was planned as a rescan per pending row).
+          WHERE d.id = ANY (ARRAY(SELECT id FROM chosen)) AND e.id = d.endpoint_id AND ev.id = d.event_id AND NOT ev.test
             -- Checked again on the row itself: an operator's attempt may have taken it meanwhile.
             AND d.state = 'pending' AND (d.lease_until IS NULL OR d.lease_until <= now()) AND e.removed_at IS NULL AND e.disabled_at IS NULL
           RETURNING ${RETURNED}`,

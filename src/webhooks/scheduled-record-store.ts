@@ -62,7 +62,9 @@ export async function recordScheduledAttempts(db: Database, attempts: readonly S
     db.kind === 'embedded'
       ? work(db)
       : db.transaction(async (tx) => {
-          await tx.query('SELECT 1 FROM webhook_endpoints WHERE id = ANY ($1::text[]) ORDER BY id FOR UPDATE', [[...new Set(column((a) => a.delivery.endpointId))]]);
+          // NO KEY UPDATE, as the health update's own lock: the key-share locks of the booking
+          // triggers' new deliveries (their foreign key) do not wait for the recording, nor it for them.
+          await tx.query('SELECT 1 FROM webhook_endpoints WHERE id = ANY ($1::text[]) ORDER BY id FOR NO KEY UPDATE', [[...new Set(column((a) => a.delivery.endpointId))]]);
           return work(tx);
         });
   const recorded = await ordered((tx) =>

@@ -5,6 +5,7 @@ import { DELIVER_TASK } from './claim-store.ts';
 import { eraseExpiredBodies, nextDueDeliveryInMs, releaseStaleJobLocks } from './delivery-store.ts';
 import { DueTimer } from './due-timer.ts';
 import { Dispatcher } from './dispatcher.ts';
+import { listenForDueDeliveries, type DueListener } from './due-listener.ts';
 import { openPoolBeside } from '../db/database.ts';
 import { preparedStatementsSetting } from '../config.ts';
 
@@ -87,7 +88,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
         },
       },
       taskList: {
-        // A delivery's job (added with it, with its retry, by `webhook enable` or `redeliver`) is a
+        // A delivery's job (added with its retry, by `webhook enable` or `webhook recover`) is a
         // wake-up: its delivery is attempted when a claim finds it due under the bounds.
         [DELIVER_TASK]: () => {
           wake.nudge();
@@ -123,6 +124,10 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
   await erase();
   const eraser = setInterval(() => void erase(), Math.min(3_600_000, Math.max(250, Math.floor(retentionMs / 4))));
   eraser.unref();
+  // New deliveries are announced by a notification, not a job (docs/architecture.md, "Webhook
+  // isolation"); through pglite-socket notifications do not reach other connections, so on the
+  // embedded database the idle poll finds them.
+  const listener: DueListener | null = embedded ? null : listenForDueDeliveries(options.db.directConnectionString, () => wake.nudge(), logger);
   wake.nudge();
   logger.info({ concurrency: config.WEBHOOK_CONCURRENCY }, 'webhook worker started');
   let stopped: Promise<void> | null = null;
@@ -133,6 +138,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
         clearInterval(lookAheadTimer);
         clearInterval(eraser);
         dueTimer.stop();
+        await listener?.stop();
         await wake.stop(GRACE_MS);
         await runner.stop().catch((error: unknown) => logger.warn({ err: error }, 'webhook worker stop failed'));
         sender.close();

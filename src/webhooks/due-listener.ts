@@ -1,0 +1,61 @@
+import pg from 'pg';
+import type { Logger } from '../logger.ts';
+
+/** The channel the booking triggers notify when a statement recorded pending deliveries (migration 1763801900000). */
+export const DELIVERIES_DUE_CHANNEL = 'webhook_deliveries_due';
+/** How long a lost listening connection waits before it connects again (the idle poll covers the gap). */
+const RECONNECT_MS = 1_000;
+
+export interface DueListener {
+  stop(): Promise<void>;
+}
+
+/**
+ * docs/architecture.md, "Webhook isolation": listens on PostgreSQL for the announcements of new
+ * deliveries and calls `wake` for each (one per recording transaction). A notification is only a
+ * hint: the deliveries stay the queue, and a connection lost (or a notification missed while it
+ * was) costs at most the dispatcher's idle poll. It holds one connection of its own, on the direct
+ * URL: LISTEN is session state, which a transaction pooler does not keep.
+ */
+export function listenForDueDeliveries(connectionString: string, wake: () => void, logger: Logger): DueListener {
+  let client: pg.Client | null = null;
+  let retry: NodeJS.Timeout | null = null;
+  let stopped = false;
+  const connect = async () => {
+    retry = null;
+    if (stopped) return;
+    const made = new pg.Client({ connectionString, application_name: 'course-booking-webhook-wake-ups' });
+    client = made;
+    const lost = (error?: unknown) => {
+      if (client !== made) return;
+      client = null;
+      made.removeAllListeners('notification');
+      void made.end().catch(() => {});
+      if (stopped) return;
+      if (error) logger.warn({ err: error }, 'webhook wake-up listener lost its connection');
+      retry = setTimeout(() => void connect(), RECONNECT_MS);
+      retry.unref();
+    };
+    made.on('error', lost);
+    made.on('end', () => lost());
+    made.on('notification', () => wake());
+    try {
+      await made.connect();
+      await made.query(`LISTEN ${DELIVERIES_DUE_CHANNEL}`);
+      // Whatever was announced while this connection was being made.
+      wake();
+    } catch (error) {
+      lost(error);
+    }
+  };
+  void connect();
+  return {
+    async stop() {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      const open = client;
+      client = null;
+      await open?.end().catch(() => {});
+    },
+  };
+}
