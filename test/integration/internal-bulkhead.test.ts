@@ -50,6 +50,9 @@ describeOnEachDatabase('internal GraphQL on its own share of connections, beside
       seen.publicWaiting = Math.max(seen.publicWaiting, await metricValue(internalUrl, 'db_pool_connections', { state: 'waiting' }));
     }
     const answers = await internal;
+    // The share's connections stay open, idle, for a while after its requests: counted once more, in
+    // case the requests all ran between two looks.
+    if (target === 'postgres') seen.sessions = Math.max(seen.sessions, await internalSessions());
     for (const answer of answers) expect(answer.body.errors).toBeUndefined();
     expect(seen.total).toBeLessThanOrEqual(share);
     if (target === 'postgres') expect(seen.sessions).toBeGreaterThanOrEqual(1);
