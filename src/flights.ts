@@ -77,3 +77,25 @@ export class NextFlights<K, V> {
     return { value: await run, joined: false };
   }
 }
+
+/**
+ * The third rule, for work that must not overlap per key but is not shared: each caller's run
+ * starts once the run asked for before it has ended (whatever its outcome), in the order asked;
+ * different keys run side by side. A build that reuses what the previous one left (an answer in
+ * pieces) takes its turn after it, instead of two builds of one answer doing the same work.
+ */
+export class Turns<K> {
+  readonly #last = new Map<K, Promise<unknown>>();
+
+  async inTurn<T>(key: K, work: () => Promise<T>): Promise<T> {
+    const before = this.#last.get(key);
+    const run = before ? before.then(work, work) : work();
+    const settled = run.catch(() => undefined);
+    this.#last.set(key, settled);
+    try {
+      return await run;
+    } finally {
+      if (this.#last.get(key) === settled) this.#last.delete(key);
+    }
+  }
+}

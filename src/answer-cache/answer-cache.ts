@@ -1,12 +1,11 @@
 import { LRUCache } from 'lru-cache';
-import { Flights, NextFlights } from '../flights.ts';
+import { Flights, NextFlights, Turns } from '../flights.ts';
 import type { Database } from '../db/database.ts';
 import { committedCount, inVersionSnapshot, readDataVersion, type DataVersion } from '../db/data-versions.ts';
 import type { ReplicaSet } from '../db/replicas.ts';
 import { isDatabaseUnavailable } from '../errors.ts';
 import { keyOf, type Answer, type AnswerRequest } from './answer-request.ts';
 import { isReplicaFailure, lengthOf, onConnection, ownCopy } from './build-targets.ts';
-import { InTurn } from './in-turn.ts';
 import { buildInPieces, piecesCarryOver, type BuildTarget, type PiecedBody, type PieceSource } from './pieces.ts';
 import { ServedCounts } from './served-counts.ts';
 
@@ -63,7 +62,7 @@ export class AnswerCache {
   readonly #entries: LRUCache<string, Entry> | null;
   /** Builds under way, by key and version: concurrent requests for the same answer share one. */
   readonly #builds = new Flights<string, Built>();
-  readonly #pieceBuilds = new InTurn<string>();
+  readonly #pieceBuilds = new Turns<string>();
   /** Version reads by workspace: at most one on the wire, and a request shares only one not sent yet. */
   readonly #versionReads = new NextFlights<string, DataVersion | null>();
   /**

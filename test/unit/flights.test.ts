@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Flights, NextFlights } from '../../src/flights.ts';
+import { Flights, NextFlights, Turns } from '../../src/flights.ts';
 
 /** A promise and the functions that settle it. */
 function deferred<T>() {
@@ -106,5 +106,34 @@ describe('NextFlights.next', () => {
     expect(ran).toBe(0);
     // A caller that comes after runs again.
     expect((await flights.next('w', async (started) => (started(), 9), shared)).value).toBe(9);
+  });
+});
+
+describe('Turns', () => {
+  it('runs the work of one key one after another in the order asked, a failure included, and other keys side by side', async () => {
+    const turns = new Turns<string>();
+    const log: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const first = turns.inTurn('a', async () => {
+      log.push('a1 start');
+      await gate;
+      log.push('a1 end');
+      throw new Error('a1 failed');
+    });
+    const second = turns.inTurn('a', async () => {
+      log.push('a2');
+      return 2;
+    });
+    const other = turns.inTurn('b', async () => {
+      log.push('b1');
+      return 1;
+    });
+    expect(await other).toBe(1);
+    expect(log).toEqual(['a1 start', 'b1']);
+    release();
+    await expect(first).rejects.toThrow('a1 failed');
+    expect(await second).toBe(2);
+    expect(log).toEqual(['a1 start', 'b1', 'a1 end', 'a2']);
   });
 });
