@@ -13,10 +13,8 @@ import { createRequestCounts } from '../../src/observability/metrics.ts';
 import { FailureGuard } from '../../src/rate-limit/failure-guard.ts';
 import type { RateLimiters } from '../../src/rate-limit/limiters.ts';
 import { MemoryWindows } from '../../src/rate-limit/memory-windows.ts';
-import { compose, type Step } from '../../rest/pipeline/compose.ts';
 import { dispatch } from '../../rest/pipeline/dispatch.ts';
 import { requestLog } from '../../rest/pipeline/request-log.ts';
-import { routeTable } from '../../rest/pipeline/route-table.ts';
 import { calendarFeedRoute } from '../../rest/routes/calendar-feed.ts';
 import { publicV1Routes } from '../../rest/routes/public-v1.ts';
 
@@ -294,61 +292,5 @@ describe('the public pipeline, in-process', () => {
     await vi.waitUntil(() => lines.join('').split('\n').length > 2);
     const logged = lines.join('').trimEnd().split('\n');
     expect(logged.map((line) => (JSON.parse(line) as { requestId: string }).requestId)).toEqual(['trace-42.a:b', replaced.headers['x-request-id']]);
-  });
-});
-
-describe('the route table', () => {
-  const step: Step = () => {};
-  const resolve = routeTable([
-    { name: '/api/public/v1/courses', path: '/api/public/v1/courses', methods: 'every', steps: [step] },
-    { name: '/docs', path: '/docs', strict: true, methods: 'read', steps: [step] },
-    { name: '/api/calendar/v1/{token}.ics', path: '/api/calendar/v1/', parameter: true, methods: 'every', steps: [step] },
-  ]);
-  it.each([
-    ['GET', '/api/public/v1/courses', '/api/public/v1/courses', ''],
-    ['POST', '/api/public/v1/courses/', '/api/public/v1/courses', ''],
-    ['GET', '/api/public/v1/courses?x=1', '/api/public/v1/courses', ''],
-    ['GET', '/api/public/v1/courses//', null, ''],
-    ['GET', '/api/public/v1//courses', null, ''],
-    ['GET', '/API/public/v1/courses', null, ''],
-    ['GET', '/api/public/v1/cour%73es', null, ''],
-    ['GET', '/docs', '/docs', ''],
-    ['HEAD', '/docs', '/docs', ''],
-    ['GET', '/docs/', null, ''],
-    ['POST', '/docs', null, ''],
-    ['GET', '/api/calendar/v1/a%2Eics.ics', '/api/calendar/v1/{token}.ics', 'a.ics.ics'],
-    ['GET', '/api/calendar/v1/tok.ics/', '/api/calendar/v1/{token}.ics', 'tok.ics'],
-    ['GET', '/api/calendar/v1/', null, ''],
-    ['GET', '/api/calendar/v1/a/b.ics', null, ''],
-  ])('%s %s is %s', (method, url, route, param) => {
-    const match = resolve(method, url);
-    expect(match?.route.name ?? null).toBe(route);
-    if (match) expect(match.param).toBe(param);
-  });
-
-  it('answers a parameter that does not decode with 400 invalid_request, as express does', () => {
-    expect(() => resolve('GET', '/api/calendar/v1/%zz.ics')).toThrow(expect.objectContaining({ code: 'invalid_request', status: 400 }));
-  });
-});
-
-describe('compose', () => {
-  it('runs the steps in their declared order, the steps that need no I/O in one turn, and stops at the first that throws', async () => {
-    const ran: string[] = [];
-    const run = compose([
-      () => void ran.push('a'),
-      async () => {
-        ran.push('b');
-      },
-      () => void ran.push('c'),
-      () => {
-        throw new Error('d refuses');
-      },
-      () => void ran.push('e'),
-    ]);
-    await expect(run({} as never)).rejects.toThrow('d refuses');
-    expect(ran).toEqual(['a', 'b', 'c']);
-    const syncRan: string[] = [];
-    expect(compose([() => void syncRan.push('x'), () => void syncRan.push('y')])({} as never)).toBeUndefined();
-    expect(syncRan).toEqual(['x', 'y']);
   });
 });
