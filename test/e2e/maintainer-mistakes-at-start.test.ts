@@ -58,8 +58,8 @@ describe('a maintainer mistake is explained where a start meets it', () => {
       expect(broken).toContain('members[0] (ref "m-owner"): role "chief"');
       expect(broken).not.toMatch(STACK_FRAME);
     } finally {
-      await rm(dataDir, { recursive: true, force: true });
       await restore();
+      await rm(dataDir, { recursive: true, force: true });
     }
   }, 300_000);
 
@@ -130,8 +130,8 @@ describe('a maintainer mistake is explained where a start meets it', () => {
       expect(server.output()).toContain('Demo workspace ws_');
       expect(await server.stop()).toBe(0);
     } finally {
-      await rm(dataDir, { recursive: true, force: true });
       await restore();
+      await rm(dataDir, { recursive: true, force: true });
     }
   }, 300_000);
 

@@ -19,7 +19,7 @@ export type WorkerProcess = StartedProcess;
 
 /**
  * Starts `node <args>` from the repository root and resolves once `ready` finds what it waits for in
- * stdout; rejects if the process exits first or takes longer than a minute.
+ * stdout; rejects if the process exits first, or kills it and rejects when it takes longer than a minute.
  */
 function startProcess<T>(what: string, args: string[], env: Record<string, string | undefined>, ready: (stdout: string) => T | null, cwd = ROOT): Promise<StartedProcess & { ready: T }> {
   const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -29,7 +29,12 @@ function startProcess<T>(what: string, args: string[], env: Record<string, strin
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const running = () => child.exitCode === null && child.signalCode === null;
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the ${what} did not start in time:\n${text}`)), 60_000);
+    // A process that never becomes ready is killed, so that it cannot outlive the test writing into its data directory.
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      child.kill('SIGKILL');
+    }, 60_000);
     const onData = () => {
       const found = ready(text);
       if (found === null) return;
@@ -52,7 +57,7 @@ function startProcess<T>(what: string, args: string[], env: Record<string, strin
     child.stdout!.on('data', onData);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`the ${what} exited with ${code}:\n${text}`));
+      reject(new Error(late ? `the ${what} did not start in time:\n${text}` : `the ${what} exited with ${code}:\n${text}`));
     });
   });
 }
