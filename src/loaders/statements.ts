@@ -129,6 +129,8 @@ export async function readByParent(db: Queryable, statement: Statement, keys: re
 export async function readWithPage(db: Queryable, statement: Statement, page: { toRow: (values: unknown[]) => EmbeddingRow; keyAt: number; key: string }, keys: readonly string[], values: readonly unknown[]): Promise<{ groups: Row[][]; rows: number }> {
   const rows = await db.queryArrays(statement.query.text, [keys, ...values]);
   const byParent = new Map<string, PagedRow>();
+  // Rows as two statements would have returned them: each row found, and each row of its page.
+  let read = 0;
   for (let i = 0; i < rows.length; i += 1) {
     const values = rows[i]!;
     const parentKey = String(values[0]);
@@ -137,9 +139,13 @@ export async function readWithPage(db: Queryable, statement: Statement, page: { 
       row = statement.toRow(values) as PagedRow;
       row[PAGES] = { [page.key]: [] };
       byParent.set(parentKey, row);
+      read += 1;
     }
-    if (values[page.keyAt] !== null) row[PAGES]![page.key]!.push(page.toRow(values));
+    if (values[page.keyAt] !== null) {
+      row[PAGES]![page.key]!.push(page.toRow(values));
+      read += 1;
+    }
     rows[i] = EMPTY;
   }
-  return { groups: keys.map((parentKey) => { const row = byParent.get(parentKey); return row ? [row] : []; }), rows: rows.length };
+  return { groups: keys.map((parentKey) => (byParent.has(parentKey) ? [byParent.get(parentKey)!] : [])), rows: read };
 }
