@@ -101,7 +101,8 @@ export class Loaders {
 
   /**
    * One row of `resourceName` whose `field` (its key by default) equals `value`: every field but
-   * the personal ones, which are read only when `selected` names them.
+   * the personal ones, which are read only when `selected` names them. With `page`, the page of
+   * that connection is read in the same statement and given to the connection field from the row.
    */
   async lookup(resourceName: string, value: string, field?: string, selected?: ReadonlySet<string>, page?: PageWith): Promise<Row | null> {
     const resource = this.#registry.get(resourceName);
