@@ -20,7 +20,7 @@ import { INTERNAL_TOKEN, startFacade, stop } from './servers.ts';
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string };
+  callFrame: { functionName: string; url: string; lineNumber?: number };
   children?: number[];
 }
 
@@ -35,7 +35,8 @@ const IDLE = new Set(['(idle)', '(program)']);
 /** The phases, each by the function names or file of the frames that belong to it; the first that matches wins. */
 const PHASES: Array<[phase: string, of: (name: string, url: string) => boolean]> = [
   ['garbage collection', (name) => name === '(garbage collector)'],
-  ['serialisation (JSON.stringify, socket writes)', (name, url) => ['prettyJSONStringify', 'writev', 'writeString'].includes(name) || /_http_outgoing|streams\/writable/.test(url)],
+  // A socket write is the phase of who writes: the answer (node:_http_outgoing), a statement (pg) or a log line.
+  ['serialisation (JSON.stringify, answer writes)', (name, url) => name === 'prettyJSONStringify' || /_http_outgoing/.test(url)],
   ['parse and validate', (name, url) => /graphql\/language|graphql\/validation|graphql-armor/.test(url)],
   [
     'planning (size and cost estimate, personal-data check, field usage, statement plans)',
@@ -44,7 +45,7 @@ const PHASES: Array<[phase: string, of: (name: string, url: string) => boolean]>
   ['row decoding (pg-types, row objects, grouping by parent)', (name, url) => /pg-types|postgres-array|loaders\/statements\.js/.test(url) || name === 'parseDataRowMessage'],
   ['SQL (driver, protocol, statement writes)', (name, url) => /node_modules\/(pg|pg-protocol|pg-pool)\/|src\/db\//.test(url)],
   ['resolvers, execution, DataLoader scheduling', (name, url) => /graphql-jit|dataloader|graphql\/execution|src\/loaders\/|src\/graphql\//.test(url) || url === ''],
-  ['HTTP, express, Apollo Server request pipeline, log', (name, url) => /express|router|body-parser|@apollo|@as-integrations|_http_|pino|src\/internal-api\/|crypto|rate-limiter/.test(url)],
+  ['HTTP, express, Apollo Server request pipeline, log', (name, url) => /express|router|body-parser|@apollo|_http_|pino|sonic-boom|src\/logger|src\/internal-api\/|crypto|rate-limiter/.test(url)],
 ];
 const OTHER = 'other (start-up, timers)';
 
@@ -57,7 +58,10 @@ export function phasesOf(profile: Profile): Map<string, number> {
     let node = byId.get(id);
     if (node && IDLE.has(node.callFrame.functionName)) return null;
     while (node) {
-      const match = PHASES.find(([, of]) => of(node!.callFrame.functionName, node!.callFrame.url));
+      // A native function (no script, no line: a socket write, a string decoding) is its caller's phase; code
+      // compiled at run time (graphql-jit's) has no script but a line.
+      const native = node.callFrame.url === '' && (node.callFrame.lineNumber ?? -1) < 0 && node.callFrame.functionName !== '(garbage collector)';
+      const match = native ? undefined : PHASES.find(([, of]) => of(node!.callFrame.functionName, node!.callFrame.url));
       if (match) return match[0];
       node = parent.get(node.id);
     }

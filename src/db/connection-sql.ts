@@ -54,6 +54,16 @@ export interface ConnectionQueryOptions extends Embedding {
  */
 export function buildConnectionQuery(registry: ResourceRegistry, relation: RelationDefinition, options: ConnectionQueryOptions = {}): GeneratedQuery {
   const params = new ParameterList();
+  const page = connectionPage(registry, relation, options, params, 'p.k');
+  const text = `SELECT p.k AS "${PARENT_COLUMN}", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL (${page.text}) x`;
+  return { ...page, text, parameters: params.sources };
+}
+
+/**
+ * The page of one parent, the value of `parent` (an SQL expression): the LATERAL part of a
+ * connection's statement. Its columns start with `__parent`, which its select list does not hold.
+ */
+export function connectionPage(registry: ResourceRegistry, relation: RelationDefinition, options: ConnectionQueryOptions, params: ParameterList, parent: string): GeneratedQuery {
   const base = relationBase(registry, relation, params, options, options.fields, options.restricted ?? false);
   const { target, conditions } = base;
   const order = connectionOrder(registry, relation);
@@ -72,10 +82,8 @@ export function buildConnectionQuery(registry: ResourceRegistry, relation: Relat
   if (options.before) conditions.push(keysetCondition(order, expression, options.before, 'before', params));
   const orderBy = order.map((term, index) => `${expression(index)} ${sqlDirection(options.backward ? flip(term.direction) : term.direction)}`);
   const limit = params.add({ from: 'limit' });
-  const where = [`t.${base.foreign} = p.k`, ...conditions].join(' AND ');
-  const text =
-    `SELECT p.k AS "${PARENT_COLUMN}", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL ` +
-    `(SELECT ${selected.join(', ')} FROM ${base.from} WHERE ${where} ORDER BY ${orderBy.join(', ')} LIMIT ${limit}) x`;
+  const where = [`t.${base.foreign} = ${parent}`, ...conditions].join(' AND ');
+  const text = `SELECT ${selected.join(', ')} FROM ${base.from} WHERE ${where} ORDER BY ${orderBy.join(', ')} LIMIT ${limit}`;
   return { text, columns, timestamps: base.timestamps, parameters: params.sources, embeds: base.embeds };
 }
 

@@ -1,4 +1,4 @@
-import { filterCondition, type FilterTerm } from './connection-sql.ts';
+import { connectionPage, filterCondition, type ConnectionQueryOptions, type FilterTerm } from './connection-sql.ts';
 import { columnOf, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from './resource-registry.ts';
 import { PARENT_COLUMN, ParameterList, relationBase, selectList, sqlDirection, workspaceCondition, type Embedding, type GeneratedQuery } from './sql-parts.ts';
 
@@ -35,6 +35,48 @@ export function buildLookup(resource: ResourceDefinition, field: string, options
     timestamps: list.timestamps,
     parameters: params.sources,
     embeds: [],
+  };
+}
+
+/** A lookup's statement that reads one connection page of each row found with it (`buildLookupWithPage`). */
+export interface LookupWithPage extends GeneratedQuery {
+  /** The lookup's columns: `columns` up to this index; the page's from it on (a row without page rows has them NULL). */
+  pageFrom: number;
+  /** The page's columns, `__parent` first as a connection's statement has them (read at `pageFrom - 1 + index`). */
+  page: GeneratedQuery;
+}
+
+/**
+ * A lookup (`buildLookup`) and, in the same statement, one connection page of each row it finds
+ * (`buildConnectionQuery`'s LATERAL scan, its parent the row's `relation.localField`): a row of
+ * the lookup per page row, or one with the page's columns NULL when the page is empty. Both parts
+ * are restricted to the token's workspaces as they are apart.
+ */
+export function buildLookupWithPage(
+  registry: ResourceRegistry,
+  resource: ResourceDefinition,
+  field: string,
+  lookup: { restricted?: boolean; fields?: readonly string[] },
+  relation: RelationDefinition,
+  connection: ConnectionQueryOptions,
+): LookupWithPage {
+  const params = new ParameterList();
+  const column = columnOf(resource, field);
+  const list = selectList(resource, 'l', '', lookup.fields && new Set([resource.key, ...lookup.fields]));
+  const restriction = lookup.restricted ? workspaceCondition(resource, 'l', params) : null;
+  const page = connectionPage(registry, relation, connection, params, `l.${columnOf(resource, relation.localField)}`);
+  const text =
+    `SELECT l.${column} AS "${PARENT_COLUMN}", ${list.sql}, x.* FROM ${resource.table} l LEFT JOIN LATERAL (${page.text}) x ON true ` +
+    `WHERE l.${column} = ANY($1)${restriction ? ` AND ${restriction}` : ''}`;
+  const columns = [PARENT_COLUMN, ...list.names];
+  return {
+    text,
+    columns,
+    timestamps: list.timestamps,
+    parameters: params.sources,
+    embeds: [],
+    pageFrom: columns.length,
+    page: { ...page, text: '', parameters: [] },
   };
 }
 

@@ -66,7 +66,7 @@ export function createSchema(model: Pick<ResourceModel, 'registry' | 'enums'>): 
   for (const [name, enumeration] of model.enums) enums[name] = Object.fromEntries(enumeration.values);
   const schema = makeExecutableSchema<GraphQLContext>({
     typeDefs: generated.typeDefs,
-    resolvers: [{ DateTime }, enums, registryResolvers(model.registry), connectionResolvers(model.registry, generated.index)],
+    resolvers: [{ DateTime }, enums, registryResolvers(model.registry, generated.index), connectionResolvers(model.registry, generated.index)],
   });
   rememberListIndex(schema, generated.index);
   return schema;
@@ -91,12 +91,15 @@ export function internalSchema(schema: GraphQLSchema): GraphQLSchema {
 }
 
 /** Resolvers of the registry's roots and relations: a `one` as its row, a `many` as every row (its connection is resolved apart). */
-function registryResolvers(registry: ResourceRegistry): IResolvers<Row, GraphQLContext> {
+function registryResolvers(registry: ResourceRegistry, index: ListIndex): IResolvers<Row, GraphQLContext> {
   const resolvers: Record<string, Record<string, unknown>> = { Query: {} };
   for (const resource of registry.all()) {
+    // A root's row is read with the page of the one connection selected under it, in one statement.
+    const connections = new Map([...index.connections].filter(([, field]) => field.resource === resource.name).map(([key, field]) => [key.slice(resource.name.length + 1), field.relation]));
+    const relationOf = (field: string) => connections.get(field);
     for (const [fieldName, root] of Object.entries(resource.roots ?? {})) {
       resolvers.Query![fieldName] = (_: unknown, args: Record<string, unknown>, context: GraphQLContext, info: SelectionInfo) =>
-        context.loaders.lookup(resource.name, String(args[root.argument]), root.field, context.selections.fields(info));
+        context.loaders.lookup(resource.name, String(args[root.argument]), root.field, context.selections.fields(info), context.selections.pageUnder(info, relationOf));
     }
     const typeResolvers: Record<string, unknown> = {};
     for (const [relationName, relation] of Object.entries(resource.relations ?? {})) {
@@ -131,11 +134,16 @@ function connectionResolvers(registry: ResourceRegistry, index: ListIndex): IRes
     resolvers[connectionTypeName(target)] = {
       edges: (page: Page): Edge[] => page.rows.map((node) => ({ node, page })),
       nodes: (page: Page) => page.rows,
+      // The cursors only when selected: a page read without a cursor selected has none to give.
       pageInfo: (page: Page) => ({
         hasNextPage: page.hasNextPage,
         hasPreviousPage: page.hasPreviousPage,
-        startCursor: page.rows.length > 0 ? page.cursor(page.rows[0]!) : null,
-        endCursor: page.rows.length > 0 ? page.cursor(page.rows.at(-1)!) : null,
+        get startCursor() {
+          return page.rows.length > 0 ? page.cursor(page.rows[0]!) : null;
+        },
+        get endCursor() {
+          return page.rows.length > 0 ? page.cursor(page.rows.at(-1)!) : null;
+        },
       }),
       totalCount: (page: Page) => page.totalCount(),
     };

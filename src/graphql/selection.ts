@@ -2,6 +2,7 @@ import {
   GraphQLIncludeDirective,
   GraphQLSkipDirective,
   Kind,
+  getArgumentValues,
   getDirectiveValues,
   getNamedType,
   isCompositeType,
@@ -15,17 +16,20 @@ import {
   type GraphQLField,
   type GraphQLInterfaceType,
   type GraphQLObjectType,
+  type GraphQLOutputType,
   type GraphQLSchema,
   type InlineFragmentNode,
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
+import type { PageWith } from '../loaders/loaders.ts';
 
 /** What a resolver's info offers in graphql-js and graphql-jit alike. */
 export interface SelectionInfo {
   readonly fieldNodes: readonly FieldNode[];
   readonly fragments: Record<string, FragmentDefinitionNode>;
   readonly variableValues: Record<string, unknown>;
+  readonly returnType?: GraphQLOutputType;
 }
 
 const NONE: ReadonlySet<string> = new Set();
@@ -40,6 +44,7 @@ export class Selections {
   readonly #fields = new WeakMap<readonly FieldNode[], ReadonlySet<string>>();
   readonly #nodeFields = new WeakMap<readonly FieldNode[], ReadonlySet<string>>();
   readonly #cursors = new WeakMap<readonly FieldNode[], boolean>();
+  readonly #single = new WeakMap<FieldNode, readonly FieldNode[]>();
 
   /**
    * Names of the fields selected under the resolved field, fragments included and `@skip` /
@@ -79,6 +84,37 @@ export class Selections {
    * startCursor endCursor }`), fragments included and directives applied. Without one, its
    * statement does not read the values cursors are made of.
    */
+  /**
+   * The one connection field selected under the resolved field (`relationOf` names its relation),
+   * with its arguments and selection: its page can be read with the row. None when the selection
+   * goes through fragments, holds two connections (or one twice, aliased) or has none.
+   */
+  pageUnder(info: SelectionInfo, relationOf: (field: string) => string | undefined): PageWith | undefined {
+    const type = info.returnType && getNamedType(info.returnType);
+    if (info.fieldNodes.length !== 1 || !isObjectType(type)) return undefined;
+    let found: FieldNode | undefined;
+    for (const selection of info.fieldNodes[0]!.selectionSet?.selections ?? []) {
+      if (selection.kind !== Kind.FIELD) return undefined;
+      if (!included(selection, info.variableValues) || relationOf(selection.name.value) === undefined) continue;
+      if (found) return undefined;
+      found = selection;
+    }
+    const definition = found && type.getFields()[found.name.value];
+    if (!found || !definition) return undefined;
+    let fieldNodes = this.#single.get(found);
+    if (!fieldNodes) {
+      fieldNodes = [found];
+      this.#single.set(found, fieldNodes);
+    }
+    const nested = { fieldNodes, fragments: info.fragments, variableValues: info.variableValues };
+    try {
+      return { relationName: relationOf(found.name.value)!, args: getArgumentValues(definition, found, info.variableValues), selected: this.nodeFields(nested), cursors: this.cursors(nested) };
+    } catch {
+      // Arguments the field's own resolver is refused with.
+      return undefined;
+    }
+  }
+
   cursors(info: SelectionInfo): boolean {
     let selected = this.#cursors.get(info.fieldNodes);
     if (selected === undefined) {

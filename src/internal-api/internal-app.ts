@@ -2,7 +2,6 @@ import { timingSafeEqual } from 'node:crypto';
 import { ApolloServer } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import { expressMiddleware } from '@as-integrations/express5';
 import express, { type Express, type RequestHandler, type Response } from 'express';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { BOOTSTRAP_TOKEN_NAME, findActiveInternalToken, type InternalPrincipal } from '../auth/internal-token-store.ts';
@@ -24,6 +23,7 @@ import { CostBudget, useCostBudget, type SpentCost } from './cost-budget.ts';
 import { documentGate } from './document-gate.ts';
 import { DOCUMENT_LIMITS, documentLimits } from './document-limits.ts';
 import { explorerRouter } from './explorer-page.ts';
+import { graphqlHandler } from './graphql-handler.ts';
 import { useFieldUsage } from './field-usage.ts';
 import { usePersonalDataGrant } from './personal-data-grant.ts';
 import { answerErrors, notFound, sendListenerError } from './listener-errors.ts';
@@ -192,17 +192,15 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     authenticate(options.db, options.token, logger),
     express.json({ limit: MAX_BODY.bytes }),
     documentGate({ db: options.db, budget, metrics: options.metrics, logger }),
-    expressMiddleware(apollo, {
-      context: async ({ res }) => {
-        const principal = (res.locals as { principal: InternalPrincipal }).principal;
-        const meter: StatementMeter = { statements: 0, ms: 0 };
-        const reads = (options.reads?.() ?? options.db).metered(meter);
-        const context = requestContext({ registry: options.registry, db: reads }, { workspaces: principal.workspaces, personalData: principal.personalData });
-        const audit = auditRecordOf(res);
-        audit.rows = () => context.loaders.rowsRead;
-        audit.personalColumns = () => context.loaders.personalColumnsRead;
-        return { ...context, audit, principal, meter, cost: { estimate: 0, reserved: null, extension: null } };
-      },
+    graphqlHandler(apollo, async (_req, res) => {
+      const principal = (res.locals as { principal: InternalPrincipal }).principal;
+      const meter: StatementMeter = { statements: 0, ms: 0 };
+      const reads = (options.reads?.() ?? options.db).metered(meter);
+      const context = requestContext({ registry: options.registry, db: reads }, { workspaces: principal.workspaces, personalData: principal.personalData });
+      const audit = auditRecordOf(res);
+      audit.rows = () => context.loaders.rowsRead;
+      audit.personalColumns = () => context.loaders.personalColumnsRead;
+      return { ...context, audit, principal, meter, cost: { estimate: 0, reserved: null, extension: null } };
     }),
   );
   app.use(notFound, answerErrors(logger, MAX_BODY.text));

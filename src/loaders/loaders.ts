@@ -8,18 +8,25 @@ import {
   buildLookup,
   buildRelationQuery,
   connectionOrder,
-  orderColumn,
   type FilterTerm,
   type GeneratedQuery,
 } from '../db/sql-builder.ts';
 import { parseConnectionArguments, parseFilter } from './connection-arguments.ts';
-import { encodeCursor } from './cursor.ts';
 import { PersonalAccess } from './personal-access.ts';
-import type { ConnectionPlan, Page, RelationPlan } from './plans.ts';
-import { statementShape } from './statement-shape.ts';
-import { EMBEDDED, bind, cachedStatement, readByParent, type Binding, type EmbeddingRow, type RelationArguments, type Row, type Statement } from './statements.ts';
+import { lookupPageStatement } from './lookup-page.ts';
+import { pageOf, type ConnectionPlan, type Page, type RelationPlan } from './plans.ts';
+import { connectionStatement, statementShape } from './statement-shape.ts';
+import { EMBEDDED, PAGES, bind, cachedStatement, readByParent, readWithPage, type Binding, type EmbeddingRow, type PagedRow, type RelationArguments, type Row, type Statement } from './statements.ts';
 
 export type { Page, RelationArguments, Row };
+
+/** A connection of a looked-up row read in the lookup's statement: the field's relation, arguments and selection, as its resolver gives them. */
+export interface PageWith {
+  relationName: string;
+  args: RelationArguments;
+  selected: ReadonlySet<string>;
+  cursors: boolean;
+}
 
 export interface LoaderOptions {
   /**
@@ -34,8 +41,6 @@ export interface LoaderOptions {
    */
   personalData?: boolean | undefined;
 }
-
-const nullPattern = (values: readonly unknown[] | undefined) => values?.map((value) => value === null);
 
 /**
  * One set of DataLoaders per request, generated from the registry: every relation of every parent
@@ -96,16 +101,35 @@ export class Loaders {
 
   /**
    * One row of `resourceName` whose `field` (its key by default) equals `value`: every field but
-   * the personal ones, which are read only when `selected` names them.
+   * the personal ones, which are read only when `selected` names them. With `page`, the page of
+   * that connection is read in the same statement and given to the connection field from the row.
    */
-  async lookup(resourceName: string, value: string, field?: string, selected?: ReadonlySet<string>): Promise<Row | null> {
+  async lookup(resourceName: string, value: string, field?: string, selected?: ReadonlySet<string>, page?: PageWith): Promise<Row | null> {
     const resource = this.#registry.get(resourceName);
     const by = field ?? resource.key;
     const fields = this.#personal.fieldsToRead(resource, undefined, (name) => selected?.has(name) ?? false);
     const { key, statement } = this.#lookupStatement(resource, by, fields);
+    const personal = this.#personal.columns(resource, [by, resource.key, ...(fields ?? [])]);
+    const plan = page && this.#pagePlan(resource, page);
+    const paged = plan && lookupPageStatement(this.#registry, resource, by, key, fields, plan);
+    if (plan && paged) {
+      const values = bind(paged.statement.query.parameters, { workspaces: this.#workspaces, connection: plan.args, limit: plan.args.size + 1 });
+      const reader = { ...paged.page, key: plan.loaderKey };
+      const loader = this.#loader(`${key}+${plan.loaderKey}`, paged.statement, values, true, [...personal, ...plan.personal], (db, keys) => readWithPage(db, paged.statement, reader, keys, values));
+      return (await loader.load(value))[0] ?? null;
+    }
     const values = bind(statement.query.parameters, { workspaces: this.#workspaces });
-    const rows = await this.#loader(key, statement, values, true, this.#personal.columns(resource, [by, resource.key, ...(fields ?? [])])).load(value);
+    const rows = await this.#loader(key, statement, values, true, personal).load(value);
     return rows[0] ?? null;
+  }
+
+  /** The plan of the page a lookup reads with its row; none when its arguments or selection are refused (the page's own field then says why). */
+  #pagePlan(resource: ResourceDefinition, page: PageWith): ConnectionPlan | null {
+    try {
+      return this.#memoized('connection', resource, page.relationName, page.selected, () => this.#connectionPlan(resource, page.relationName, page.args, page.selected, page.cursors));
+    } catch {
+      return null;
+    }
   }
 
   /**
@@ -149,7 +173,7 @@ export class Loaders {
     const statementKey = `${shapeKey}${restricted ? ':restricted' : ''}`;
     const statement = cachedStatement(this.#registry, statementKey, () => build(restricted));
     const values = bind(statement.query.parameters, { ...binding, workspaces: this.#workspaces });
-    return { relation, statement, values, loaderKey: `${statementKey}:${JSON.stringify(values)}`, personal };
+    return { relation, statement, values, loaderKey: `${statementKey}:${JSON.stringify(values)}`, statementKey, personal };
   }
 
   /**
@@ -190,27 +214,15 @@ export class Loaders {
     const plan = this.#memoized('connection', parent, relationName, selected, () => this.#connectionPlan(parent, relationName, args, selected, cursors));
     const parentValue = row[plan.relation.localField];
     if (parentValue === null || parentValue === undefined) return Promise.resolve(this.#page(plan, [], parentValue));
+    const read = (row as PagedRow)[PAGES]?.[plan.loaderKey];
+    if (read) return Promise.resolve(this.#page(plan, read, parentValue));
     return this.#loader(plan.loaderKey, plan.statement, plan.values, false, plan.personal)
       .load(String(parentValue))
       .then((rows) => this.#page(plan, rows, parentValue));
   }
 
   #page(plan: ConnectionPlan, found: Row[], parentValue: unknown): Page {
-    const { size, backward } = plan.args;
-    const more = found.length > size;
-    // A copy: the loader hands the same array to every ask for the same parent key.
-    const rows = found.slice(0, size);
-    if (backward) rows.reverse();
-    return {
-      rows,
-      hasNextPage: !backward && more,
-      hasPreviousPage: backward && more,
-      cursor: (row) => {
-        if (!plan.cursors) throw new Error(`${plan.list}: a cursor was asked of a page read without them`);
-        return encodeCursor(plan.list, plan.order.map((_, index) => row[orderColumn(index)]));
-      },
-      totalCount: () => this.#count(plan, parentValue),
-    };
+    return pageOf(plan, found, () => this.#count(plan, parentValue));
   }
 
   async #count(plan: ConnectionPlan, parentValue: unknown): Promise<number> {
@@ -236,37 +248,17 @@ export class Loaders {
     const order = connectionOrder(this.#registry, relation);
     const parsed = parseConnectionArguments(list, target, order, args);
     const compared = this.#compared(relation, parsed.filter);
-    const { embeds, embeddedFields, fields, key, personal } = statementShape(this.#registry, this.#personal, target, selected);
-    const after = nullPattern(parsed.after);
-    const before = nullPattern(parsed.before);
-    const shape = [
-      parsed.backward ? 'last' : 'first',
-      `after(${after?.map(Number).join('') ?? '-'})`,
-      `before(${before?.map(Number).join('') ?? '-'})`,
-      `filter(${parsed.filter.map((term) => term.join('.')).join(',')})`,
-      cursors ? 'cursors' : 'no-cursors',
-      key,
-    ].join(':');
+    const shaped = statementShape(this.#registry, this.#personal, target, selected);
+    const { shape, query } = connectionStatement(shaped, parsed, cursors, this.#restricted);
     const plan = this.#planned(
       relation,
       `connection:${list}:${shape}`,
-      (restricted) =>
-        buildConnectionQuery(this.#registry, relation, {
-          embedded: embeds,
-          embeddedFields,
-          fields: fields ?? [],
-          filter: parsed.filter,
-          ...(after ? { after } : {}),
-          ...(before ? { before } : {}),
-          backward: parsed.backward,
-          cursors,
-          restricted,
-        }),
+      () => buildConnectionQuery(this.#registry, relation, query),
       // One row past the page tells whether another page follows.
       { connection: parsed, limit: parsed.size + 1 },
-      [...personal, ...compared],
+      [...shaped.personal, ...compared],
     );
-    return { ...plan, parent, relationName, list, order, args: parsed, cursors };
+    return { ...plan, parent, relationName, list, order, args: parsed, cursors, query };
   }
 
   /**
@@ -276,12 +268,19 @@ export class Loaders {
    * resolved. (A DataLoader keeps its cache and last batch, and through them every answer: kept for
    * the request, the rows of a /courses of 100,000 sessions held some 30 MB until the body was written.)
    */
-  #loader(key: string, statement: Statement, argumentValues: readonly unknown[], keepForRequest: boolean, personal: readonly string[]): DataLoader<string, Row[]> {
+  #loader(
+    key: string,
+    statement: Statement,
+    argumentValues: readonly unknown[],
+    keepForRequest: boolean,
+    personal: readonly string[],
+    reader: (db: Queryable, keys: readonly string[]) => Promise<{ groups: Row[][]; rows: number }> = (db, keys) => readByParent(db, statement, keys, argumentValues),
+  ): DataLoader<string, Row[]> {
     let loader = this.#loaders.get(key);
     if (!loader) {
       loader = new DataLoader<string, Row[]>(async (keys) => {
         if (!keepForRequest) this.#loaders.delete(key);
-        const read = await readByParent(this.#db, statement, keys, argumentValues);
+        const read = await reader(this.#db, keys);
         this.#rowsRead += read.rows;
         this.#personal.note(personal);
         return read.groups;

@@ -1,7 +1,8 @@
 /** A connection's page, and the plans the loaders make once per field and request (loaders.ts). */
 import type { RelationDefinition, ResourceDefinition } from '../db/resource-registry.ts';
-import type { ConnectionOrderTerm } from '../db/sql-builder.ts';
+import { orderColumn, type ConnectionOrderTerm, type ConnectionQueryOptions } from '../db/sql-builder.ts';
 import type { ConnectionArguments } from './connection-arguments.ts';
+import { encodeCursor } from './cursor.ts';
 import type { Row, Statement } from './statements.ts';
 
 /** One page of a connection for one parent row, in the list's order. */
@@ -22,6 +23,8 @@ export interface RelationPlan {
   statement: Statement;
   values: unknown[];
   loaderKey: string;
+  /** The key of its statement among the process's (its shape, no request value). */
+  statementKey: string;
   /** The personal columns its statement reads or compares (`table.column`). */
   personal: readonly string[];
 }
@@ -35,5 +38,26 @@ export interface ConnectionPlan extends RelationPlan {
   args: ConnectionArguments;
   /** Whether its statement reads the order's values, of which cursors are made (only when one is selected). */
   cursors: boolean;
+  /** What its statement was generated from, for a lookup that reads the page with its row. */
+  query: ConnectionQueryOptions;
   count?: RelationPlan;
+}
+
+/** A page of `found`, the rows read for one parent (one past the page tells whether another follows). */
+export function pageOf(plan: ConnectionPlan, found: Row[], totalCount: () => Promise<number>): Page {
+  const { size, backward } = plan.args;
+  const more = found.length > size;
+  // A copy: the loader hands the same array to every ask for the same parent key.
+  const rows = found.slice(0, size);
+  if (backward) rows.reverse();
+  return {
+    rows,
+    hasNextPage: !backward && more,
+    hasPreviousPage: backward && more,
+    cursor: (row) => {
+      if (!plan.cursors) throw new Error(`${plan.list}: a cursor was asked of a page read without them`);
+      return encodeCursor(plan.list, plan.order.map((_, index) => row[orderColumn(index)]));
+    },
+    totalCount,
+  };
 }

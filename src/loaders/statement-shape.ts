@@ -1,5 +1,6 @@
 import type { ResourceDefinition, ResourceRegistry } from '../db/resource-registry.ts';
-import { embeddable } from '../db/sql-builder.ts';
+import { embeddable, type ConnectionQueryOptions } from '../db/sql-builder.ts';
+import type { ConnectionArguments } from './connection-arguments.ts';
 import type { PersonalAccess } from './personal-access.ts';
 
 /** What a relation's statement reads of its target, and the key of that shape among the process's statements. */
@@ -43,4 +44,36 @@ export function statementShape(registry: ResourceRegistry, personal: PersonalAcc
   }
   const embedKey = embeds.map((name) => `${name}${embeddedFields[name] ? `{${embeddedFields[name].join(',')}}` : ''}`);
   return { embeds, embeddedFields, fields, key: `[${embedKey.join(',')}]{${fields.join(',')}}`, personal: columns };
+}
+
+const nullPattern = (values: readonly unknown[] | undefined) => values?.map((value) => value === null);
+
+/**
+ * What a connection's statement is generated from, and its shape among the process's statements:
+ * the page's direction, which cursor values are NULL, the filter's conditions, whether cursors are
+ * read, and what it reads of the target (`statementShape`).
+ */
+export function connectionStatement(shaped: Shape, parsed: ConnectionArguments, cursors: boolean, restricted: boolean): { shape: string; query: ConnectionQueryOptions } {
+  const after = nullPattern(parsed.after);
+  const before = nullPattern(parsed.before);
+  const shape = [
+    parsed.backward ? 'last' : 'first',
+    `after(${after?.map(Number).join('') ?? '-'})`,
+    `before(${before?.map(Number).join('') ?? '-'})`,
+    `filter(${parsed.filter.map((term) => term.join('.')).join(',')})`,
+    cursors ? 'cursors' : 'no-cursors',
+    shaped.key,
+  ].join(':');
+  const query: ConnectionQueryOptions = {
+    embedded: shaped.embeds,
+    embeddedFields: shaped.embeddedFields,
+    fields: shaped.fields ?? [],
+    filter: parsed.filter,
+    ...(after ? { after } : {}),
+    ...(before ? { before } : {}),
+    backward: parsed.backward,
+    cursors,
+    restricted,
+  };
+  return { shape, query };
 }

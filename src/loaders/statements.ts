@@ -15,6 +15,10 @@ export type RelationArguments = Record<string, unknown>;
 export const EMBEDDED = '__embedded';
 export type EmbeddingRow = Row & { [EMBEDDED]?: Record<string, Row | null> };
 
+/** A connection's page read with its parent row, by its plan's loader key (a name GraphQL reserves, as `EMBEDDED`). */
+export const PAGES = '__pages';
+export type PagedRow = Row & { [PAGES]?: Record<string, Row[]> };
+
 export interface Statement {
   query: GeneratedQuery;
   /** Makes the row object of one result row (read as an array of column values). */
@@ -48,9 +52,10 @@ export function cachedStatement(registry: ResourceRegistry, key: string, build: 
  * and embedded one-relations are built inside it. (Adding a property to the driver's row objects
  * afterwards cost V8 a new hidden class per row, over a microsecond each.)
  */
-function compileRow(query: GeneratedQuery): (values: unknown[]) => EmbeddingRow {
+export function compileRow(query: GeneratedQuery, offset = 0): (values: unknown[]) => EmbeddingRow {
   const quote = (name: string) => JSON.stringify(name);
-  const index = new Map(query.columns.map((name, position) => [name, position]));
+  // `offset`: the columns are read past it (a page's in a lookup's row), but the first (`__parent`).
+  const index = new Map(query.columns.map((name, position) => [name, position === 0 ? 0 : position + offset]));
   const timestamps = new Set(query.timestamps);
   const value = (name: string) => (timestamps.has(name) ? `iso(a[${index.get(name)}])` : `a[${index.get(name)}]`);
   const embeddedAliases = new Set(query.embeds.flatMap((embed) => embed.fields.map(([alias]) => alias)));
@@ -115,4 +120,32 @@ export async function readByParent(db: Queryable, statement: Statement, keys: re
     group.push(row);
   }
   return { groups: keys.map((parentKey) => byParent.get(parentKey) ?? []), rows: rows.length };
+}
+
+/**
+ * Rows of a lookup that reads a page of each row found with it (`buildLookupWithPage`): per key,
+ * its row (or none), holding the page's rows under `PAGES` by `pageKey`.
+ */
+export async function readWithPage(db: Queryable, statement: Statement, page: { toRow: (values: unknown[]) => EmbeddingRow; keyAt: number; key: string }, keys: readonly string[], values: readonly unknown[]): Promise<{ groups: Row[][]; rows: number }> {
+  const rows = await db.queryArrays(statement.query.text, [keys, ...values]);
+  const byParent = new Map<string, PagedRow>();
+  // Rows as two statements would have returned them: each row found, and each row of its page.
+  let read = 0;
+  for (let i = 0; i < rows.length; i += 1) {
+    const values = rows[i]!;
+    const parentKey = String(values[0]);
+    let row = byParent.get(parentKey);
+    if (!row) {
+      row = statement.toRow(values) as PagedRow;
+      row[PAGES] = { [page.key]: [] };
+      byParent.set(parentKey, row);
+      read += 1;
+    }
+    if (values[page.keyAt] !== null) {
+      row[PAGES]![page.key]!.push(page.toRow(values));
+      read += 1;
+    }
+    rows[i] = EMPTY;
+  }
+  return { groups: keys.map((parentKey) => (byParent.has(parentKey) ? [byParent.get(parentKey)!] : [])), rows: read };
 }

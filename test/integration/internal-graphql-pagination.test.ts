@@ -165,6 +165,29 @@ describeOnEachDatabase('internal GraphQL connections on %s', (target) => {
     expect(thousand.statements.some((text) => /\bOFFSET\b/i.test(text))).toBe(false);
   });
 
+  it('a workspace and the one page selected under it are read in one statement: its rows, an empty page, and null for no such workspace', async () => {
+    const empty = await importFixture(db, bookingsFixture('Empty', 0), {});
+    const query = `query($id: ID!) { workspace(id: $id) { id bookingsConnection(first: 20) { pageInfo { hasNextPage } nodes { id participant { name } } } } }`;
+    const read = async (id: string) => {
+      let result: { status: number; body: GraphQLResponse } | undefined;
+      const statements = await captureStatements(db, async () => {
+        result = await api.graphql(query, { id });
+      });
+      expect(result!.body.errors).toBeUndefined();
+      return { statements, workspace: (result!.body.data as { workspace: { id: string; bookingsConnection: { pageInfo: { hasNextPage: boolean }; nodes: Array<{ id: string }> } } | null }).workspace };
+    };
+    const full = await read(big.workspaceId);
+    expect(full.statements).toHaveLength(1);
+    expect(full.workspace!.bookingsConnection.nodes.map((node) => node.id)).toEqual(expected.slice(0, 20));
+    expect(full.workspace!.bookingsConnection.pageInfo.hasNextPage).toBe(true);
+    const none = await read(empty.workspaceId);
+    expect(none.statements).toHaveLength(1);
+    expect(none.workspace).toEqual({ id: empty.workspaceId, bookingsConnection: { pageInfo: { hasNextPage: false }, nodes: [] } });
+    const missing = await read('ws_00000000000000000000000000000000');
+    expect(missing.statements).toHaveLength(1);
+    expect(missing.workspace).toBeNull();
+  });
+
   it('a page without cursors lists the same rows without reading the values cursors are made of; a cursor asked through a fragment still pages', async () => {
     const bookingsOf = (statements: string[]) => statements.filter((text) => /FROM bookings/.test(text) && /LATERAL/.test(text));
     let plain: { status: number; body: GraphQLResponse } | undefined;

@@ -139,7 +139,11 @@ describeOnEachDatabase('named internal tokens on %s', (target) => {
     expect(statements[0]).toMatch(/FROM internal_tokens WHERE token_hash = \$1 AND revoked_at IS NULL/);
     const generated = statements.slice(1);
     expect(generated.length).toBeGreaterThanOrEqual(4);
-    for (const text of generated) expect(text).toMatch(/\bt\.(workspace_id|id) = ANY\(\$2\)/);
+    for (const text of generated) {
+      expect(text).toMatch(/\b[tl]\.(workspace_id|id) = ANY\(\$2\)/);
+      // A row looked up with its page (alias l, the page's rows t): both restricted.
+      if (/ LEFT JOIN LATERAL /.test(text)) expect(text).toMatch(/\bt\.workspace_id = ANY\(\$\d+\)/);
+    }
   });
 
   it('a token restricted to two workspaces reads both', async () => {
