@@ -16,6 +16,8 @@
  *                time a cost point buys (PostgreSQL: DATABASE_URL), alone
  *   big-neighbour  a large workspace changing and read beside a small one (--size, default L):
  *                the small one's latency, the large one's answer after a change, event-loop stalls
+ *   session-writes  session updates per second with and without the run-row rewrite of the
+ *                answer cache's versions, alone (its section on stdout)
  *   request-log  what the API keys' request log costs cached hits at M, on Node 24 and on this
  *                Node.js, alone (its section of docs/benchmarks.md and its targets on stdout)
  *   postgraphile [dir]  internal GraphQL against PostGraphile v5 on Q1–Q3 (PostgreSQL: DATABASE_URL),
@@ -25,7 +27,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const COMMANDS = ['all', 'pass', 'render', 'ab', 'profile', 'memory-at-l', 'webhooks', 'webhook-isolation', 'internal-load', 'request-log', 'postgraphile', 'graphql-profile', 'big-neighbour'] as const;
+export const COMMANDS = ['all', 'pass', 'render', 'ab', 'profile', 'memory-at-l', 'webhooks', 'webhook-isolation', 'internal-load', 'request-log', 'postgraphile', 'graphql-profile', 'big-neighbour', 'session-writes'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export interface BenchOptions {

@@ -15,6 +15,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { ab } from './ab.ts';
 import { measureBigNeighbour, type BigNeighbourResults } from './big-neighbour.ts';
 import { bigNeighbourSection } from './report-big-neighbour.ts';
+import { measureSessionWriteCost, sessionWriteSection } from './session-write-cost.ts';
 import { internalLoadSection } from './report-internal.ts';
 import { measureInternalLoad } from './internal-load.ts';
 import { ENDPOINTS, SIZES, openBenchDatabase, seed } from './database.ts';
@@ -174,6 +175,9 @@ async function main(): Promise<void> {
       process.stdout.write(`${bigNeighbourSection(runs).join('\n')}\n`);
       return;
     }
+    case 'session-writes':
+      process.stdout.write(`${sessionWriteSection(await measureSessionWriteCost(options.rounds)).join('\n')}\n`);
+      return;
     case 'webhooks': {
       // The webhook latency alone, its section on stdout.
       const results = await measureWebhookLatency((message) => process.stderr.write(`${message}\n`));

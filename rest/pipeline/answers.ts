@@ -27,9 +27,18 @@ export function listBody<T>(items: Array<T | null>, toJson: (item: T) => unknown
 }
 
 /**
+ * A body larger than this is handed to the socket a slice at a time, the next slice on a later
+ * turn of the event loop (once the socket took the last): one write of a whole large answer (a
+ * /courses of tens of MB) would hold the event loop while the kernel copies megabytes, and every
+ * other request with it.
+ */
+const SEND_SLICE = 256 * 1024;
+
+/**
  * Answers with a body given as its bytes (built now or cached): the status and every header (the
- * request's own, then `headers`, `Content-Type` and `Content-Length`) in one call, then the pieces
- * in one write to the socket. HEAD gets the headers alone.
+ * request's own, then `headers`, `Content-Type` and `Content-Length`) in one call, then the pieces,
+ * in one write to the socket up to `SEND_SLICE` bytes, else in slices of about that size. HEAD
+ * gets the headers alone.
  */
 export function sendBytes(state: RequestState, status: number, contentType: string, pieces: readonly Buffer[], length: number, headers: readonly string[] = []): void {
   const { res } = state;
@@ -41,6 +50,7 @@ export function sendBytes(state: RequestState, status: number, contentType: stri
     res.end();
     return;
   }
+  if (length > SEND_SLICE) return writeSlices(res, pieces, 0, 0);
   if (pieces.length === 1) {
     res.end(pieces[0]);
     return;
@@ -49,6 +59,36 @@ export function sendBytes(state: RequestState, status: number, contentType: stri
   for (let i = 0; i < pieces.length - 1; i += 1) res.write(pieces[i]);
   res.end(pieces[pieces.length - 1]);
   res.uncork();
+}
+
+/**
+ * Writes the body from byte `offset` of `pieces[at]` on: a slice of `SEND_SLICE` bytes now (a piece
+ * that crosses its end is split), the next once the socket has taken it, or on the next turn if it
+ * took it at once. Stops when the response is gone (the client left).
+ */
+function writeSlices(res: RequestState['res'], pieces: readonly Buffer[], at: number, offset: number): void {
+  if (res.destroyed) return;
+  let bytes = 0;
+  res.cork();
+  while (bytes < SEND_SLICE) {
+    const piece = pieces[at]!;
+    const take = Math.min(piece.length - offset, SEND_SLICE - bytes);
+    const part = offset === 0 && take === piece.length ? piece : piece.subarray(offset, offset + take);
+    bytes += take;
+    if (offset + take === piece.length) {
+      at += 1;
+      offset = 0;
+    } else offset += take;
+    if (at === pieces.length) {
+      res.end(part);
+      res.uncork();
+      return;
+    }
+    res.write(part);
+  }
+  res.uncork();
+  if (res.writableNeedDrain) res.once('drain', () => writeSlices(res, pieces, at, offset));
+  else setImmediate(() => writeSlices(res, pieces, at, offset));
 }
 
 /** A text body, as `sendBytes` sends bytes. */
