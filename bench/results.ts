@@ -128,8 +128,11 @@ export interface WebhookLatencyRun {
 export interface WebhookIsolationResults {
   /** B's latency (ms) beside each number of hanging tenants. */
   noisy: Array<{ hanging: number; p50: number; p99: number; max: number; answered: number; expected: number }>;
-  /** Deliveries per second of each round: through the worker, and of the bare client. */
-  throughput: { worker: number[]; bare: number[]; concurrency: number };
+  /**
+   * Deliveries per second of each round: through the worker from the burst's commit, and of the
+   * bare client; through the worker from the burst's first write, and how long the writing took.
+   */
+  throughput: { worker: number[]; bare: number[]; fromFirstWrite: number[]; writeSeconds: number[]; concurrency: number };
   skipped: string | null;
 }
 

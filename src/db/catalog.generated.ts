@@ -22,7 +22,8 @@ export const catalog: Catalog = {
     "1763801700000_webhook-attempt-bounds",
     "1763801800000_webhook-endpoint-health",
     "1763801850000_course-run-piece-versions",
-    "1763801900000_webhook-wake-ups"
+    "1763801900000_webhook-wake-ups",
+    "1763802037000_webhook-claim-in-one-round-trip"
   ],
   "tables": {
     "api_key_request_counts": {
@@ -501,7 +502,7 @@ export const catalog: Catalog = {
       ],
       "indexes": [
         {"name":"webhook_deliveries_body_retention","columns":["finished_at"],"where":"(body IS NOT NULL)"},
-        {"name":"webhook_deliveries_due","columns":["endpoint_id","next_attempt_at"],"where":"(state = 'pending'::webhook_delivery_state)"},
+        {"name":"webhook_deliveries_due_in_order","columns":["endpoint_id","next_attempt_at","id"],"where":"(state = 'pending'::webhook_delivery_state)"},
         {"name":"webhook_deliveries_endpoint","columns":["endpoint_id","created_at"]},
         {"name":"webhook_deliveries_endpoint_state","columns":["endpoint_id","state"]},
         {"name":"webhook_deliveries_event_id_endpoint_id_key","columns":["event_id","endpoint_id"]},

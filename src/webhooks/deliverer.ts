@@ -60,8 +60,8 @@ export class Deliverer {
 
   constructor(options: DelivererOptions) {
     this.#options = options;
-    this.#bodies = coalescedWrites((bodies) => storeBodies(options.db, bodies), BATCH);
-    this.#records = coalescedWrites((attempts) => recordScheduledAttempts(options.db, attempts), BATCH);
+    this.#bodies = coalescedWrites((bodies) => storeBodies(options.db, bodies), BATCH, 2);
+    this.#records = coalescedWrites((attempts) => recordScheduledAttempts(options.db, attempts), BATCH, 1);
     const runtime = { db: options.db, registry: options.registry };
     this.#created = new DataLoader(
       async (wanted) => {

@@ -18,6 +18,11 @@ export interface DispatcherOptions {
   logger: Logger;
 }
 
+/** Attempts claimed and not answered yet (sending or prepared), per place to send in. */
+const UNANSWERED = 4;
+/** Attempts answered and being recorded, per place to send in. */
+const RECORDING = 2;
+
 export interface Turn {
   send(): Promise<() => void>;
   answered(): void;
@@ -26,10 +31,13 @@ export interface Turn {
 /**
  * docs/architecture.md, "Webhook isolation": runs the scheduled attempts of one worker process.
  * Whenever places are free it claims that many due deliveries in one statement and starts their
- * attempts at once. At most `concurrency` requests are sent at once; as many attempts again are
- * prepared meanwhile (their bodies built and stored), so that a request starts as soon as another
- * ends, and as many again may wait for their outcome to be recorded (a success frees its place
- * while it is). Each attempt that frees its place asks for another claim. Claims
+ * attempts at once. At most `concurrency` requests are sent at once; up to three times as many
+ * attempts are prepared meanwhile (claimed, their bodies built and stored), so that a request
+ * starts as soon as another ends even while the database takes a claim's and a body's round trips
+ * (with as many as `concurrency` prepared, requests waited on them), and up to twice as many again
+ * may wait for their outcome to be recorded (a success frees its place while it is). What each
+ * endpoint and workspace has in flight is bounded by the claim, not here: a deeper queue holds no
+ * more of any endpoint's places. Each attempt that frees its place asks for another claim. Claims
  * asked for while one runs are made once, after it: under load a claim fetches many deliveries,
  * and a claim that finds nothing is not repeated until something changes (an attempt ends, a
  * wake-up, the idle poll). An attempt that hangs holds only its own place.
@@ -51,7 +59,7 @@ export class Dispatcher {
   constructor(options: DispatcherOptions) {
     this.#options = options;
     // Every attempt in flight listens to the one shutdown signal.
-    setMaxListeners(4 * options.concurrency + 10, this.#abort.signal);
+    setMaxListeners((UNANSWERED + RECORDING + 1) * options.concurrency + 10, this.#abort.signal);
     this.#poller = setInterval(() => this.nudge(), options.pollIntervalMs);
     this.#poller.unref();
   }
@@ -70,7 +78,7 @@ export class Dispatcher {
     do {
       this.#again = false;
       const { concurrency } = this.#options;
-      const free = Math.min(2 * concurrency - this.#unanswered, 3 * concurrency - this.#running.size);
+      const free = Math.min(UNANSWERED * concurrency - this.#unanswered, (UNANSWERED + RECORDING) * concurrency - this.#running.size);
       if (free <= 0 || this.#stopped) return;
       let claimed: ClaimedDelivery[];
       try {
