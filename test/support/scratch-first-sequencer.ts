@@ -9,7 +9,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 export default class ScratchFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const buildsScratch = (file: TestSpecification) => readFileSync(file.moduleId, 'utf8').includes('scratch-copy.ts');
+    // planted-mistakes.ts builds its scratch copy through scratch-copy.ts.
+    const buildsScratch = (file: TestSpecification) => /\/(scratch-copy|planted-mistakes)\.ts'/.test(readFileSync(file.moduleId, 'utf8'));
     return [...sorted.filter(buildsScratch), ...sorted.filter((file) => !buildsScratch(file))];
   }
 }
