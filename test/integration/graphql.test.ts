@@ -7,6 +7,7 @@ import { importFixture } from '../../src/fixtures/import-fixture.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { captureStatements } from '../support/statements.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
+import { contractFixture, seedWorkspace } from '../support/seed.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';
 
 /** A workspace with `runs` published runs, each with 2 sessions and 2 bookings with participants. */
@@ -236,5 +237,31 @@ describeOnEachDatabase('internal GraphQL on %s', (target) => {
     } finally {
       await db.query('ALTER TABLE participants RENAME COLUMN email_moved TO email');
     }
+  });
+
+  it('coursesConnection, one run a page, lists exactly what /courses lists, in its order (an aggregate order with ties)', async () => {
+    const ws = await seedWorkspace(db, contractFixture('Courses', 2));
+    const listed = ((await api.call('/api/public/v1/courses', { key: ws.fullKey })).body as { data: Array<{ id: string }> }).data.map((course) => course.id);
+    expect(listed.length).toBeGreaterThanOrEqual(3);
+    const query = `query($id: ID!, $after: String, $last: Int, $before: String) { workspace(id: $id) { coursesConnection(first: ${'$'}{FIRST}, after: $after, last: $last, before: $before) { nodes { id } pageInfo { hasNextPage hasPreviousPage endCursor startCursor } } } }`;
+    type Courses = { nodes: Array<{ id: string }>; pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; endCursor: string; startCursor: string } };
+    const read = async (text: string, variables: Record<string, unknown>) =>
+      ((await api.graphql(text, { id: ws.workspaceId, ...variables })).body.data as { workspace: { coursesConnection: Courses } }).workspace.coursesConnection;
+    const forward: string[] = [];
+    for (let after: string | null = null; ; ) {
+      const current: Courses = await read(query.replace('${FIRST}', '1'), { after });
+      forward.push(...current.nodes.map((node) => node.id));
+      if (!current.pageInfo.hasNextPage) break;
+      after = current.pageInfo.endCursor;
+    }
+    expect(forward).toEqual(listed);
+    const backward: string[] = [];
+    for (let before: string | null = null; ; ) {
+      const current: Courses = await read(query.replace('first: ${FIRST}, ', ''), { last: 1, before });
+      backward.unshift(...current.nodes.map((node) => node.id));
+      if (!current.pageInfo.hasPreviousPage) break;
+      before = current.pageInfo.startCursor;
+    }
+    expect(backward).toEqual(listed);
   });
 });

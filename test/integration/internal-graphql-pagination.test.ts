@@ -6,7 +6,6 @@ import { deriveModel } from '../../src/db/resource-model.ts';
 import { importFixture, type ImportResult } from '../../src/fixtures/import-fixture.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { startTestApi, type GraphQLResponse, type TestApi } from '../support/public-api.ts';
-import { contractFixture, seedWorkspace } from '../support/seed.ts';
 import { captureStatements } from '../support/statements.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';
 import { PAGE, bookingsFixture, type Page } from '../support/paging-fixture.ts';
@@ -220,32 +219,6 @@ describeOnEachDatabase('internal GraphQL connections on %s', (target) => {
     const later = await captureStatements(db, () => page({ first: 50, after: deep.pageInfo.endCursor }));
     expect(later).toEqual(second);
     expect(second.join('\n')).toMatch(/\(t\.created_at, t\.id\) < \(/);
-  });
-
-  it('coursesConnection, one run a page, lists exactly what /courses lists, in its order (an aggregate order with ties)', async () => {
-    const ws = await seedWorkspace(db, contractFixture('Courses', 2));
-    const listed = ((await api.call('/api/public/v1/courses', { key: ws.fullKey })).body as { data: Array<{ id: string }> }).data.map((course) => course.id);
-    expect(listed.length).toBeGreaterThanOrEqual(3);
-    const query = `query($id: ID!, $after: String, $last: Int, $before: String) { workspace(id: $id) { coursesConnection(first: ${'$'}{FIRST}, after: $after, last: $last, before: $before) { nodes { id } pageInfo { hasNextPage hasPreviousPage endCursor startCursor } } } }`;
-    type Courses = { nodes: Array<{ id: string }>; pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; endCursor: string; startCursor: string } };
-    const read = async (text: string, variables: Record<string, unknown>) =>
-      ((await api.graphql(text, { id: ws.workspaceId, ...variables })).body.data as { workspace: { coursesConnection: Courses } }).workspace.coursesConnection;
-    const forward: string[] = [];
-    for (let after: string | null = null; ; ) {
-      const current: Courses = await read(query.replace('${FIRST}', '1'), { after });
-      forward.push(...current.nodes.map((node) => node.id));
-      if (!current.pageInfo.hasNextPage) break;
-      after = current.pageInfo.endCursor;
-    }
-    expect(forward).toEqual(listed);
-    const backward: string[] = [];
-    for (let before: string | null = null; ; ) {
-      const current: Courses = await read(query.replace('first: ${FIRST}, ', ''), { last: 1, before });
-      backward.unshift(...current.nodes.map((node) => node.id));
-      if (!current.pageInfo.hasPreviousPage) break;
-      before = current.pageInfo.startCursor;
-    }
-    expect(backward).toEqual(listed);
   });
 
   it('pages an order of mixed directions over a nullable column, NULLs where ORDER BY puts them, forward and backward', async () => {
