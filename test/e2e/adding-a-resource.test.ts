@@ -1,7 +1,8 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GENERATED } from '../support/planted-mistakes.ts';
 import { scratchCopy, shell } from '../support/scratch-copy.ts';
 import { ADMIN_ARGUMENTS } from '../support/service-commands.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
@@ -158,8 +159,9 @@ describe('docs/adding-a-resource.md, followed on a scratch copy', () => {
     expect(impersonal.errors).toBeUndefined();
 
     // 6. The suite, unchanged: npm test's own steps (package.json), but for the build, which step 3
-    // ran on this very tree, and with its vitest run kept to the unit project (the integration
-    // project is the one running this test).
+    // ran on this very tree, with its vitest run kept to the unit project (the integration project
+    // is the one running this test), and its lint kept to the files the page's steps wrote: the lint
+    // configuration reads no types, so a file's verdict is its own, and the others' is this run's.
     await server.stop();
     server = undefined;
     const [suite] = blocks('sh').filter((block) => block.trim() === 'npm test');
@@ -168,10 +170,15 @@ describe('docs/adding-a-resource.md, followed on a scratch copy', () => {
     const steps = scripts.test!.split(' && ');
     expect(steps).toContain('npm run build');
     expect(steps.at(-1)).toBe('vitest run');
-    const unitSuite = steps.filter((step) => step !== 'npm run build').map((step) => (step === 'vitest run' ? 'vitest run --project unit' : step));
-    const tested = await shell(scratch, 'bash', ['-c', `PATH="$PWD/node_modules/.bin:$PATH" && ${unitSuite.join(' && ')}`]);
+    const written = [overlayFile, ...GENERATED.map((file) => join(scratch, file))].filter((file) => /\.[cm]?[jt]s$/.test(file));
+    const lintWritten = `eslint ${written.map((file) => relative(scratch, file)).join(' ')}`;
+    const unitSuite = steps
+      .filter((step) => step !== 'npm run build')
+      .map((step) => (step === 'vitest run' ? 'vitest run --project unit' : step === 'npm run lint' ? lintWritten : step));
+    const tested = await shell(scratch, 'bash', ['-xc', `PATH="$PWD/node_modules/.bin:$PATH" && ${unitSuite.join(' && ')}`]);
     expect(tested.code, tested.output.slice(-6000)).toBe(0);
-    for (const step of ['eslint .', 'depcruise src rest bench', 'tsc --noEmit', 'redocly lint']) expect(tested.output).toContain(step);
+    expect(steps).toContain('npm run lint');
+    for (const step of [lintWritten, 'depcruise src rest bench', 'tsc --noEmit', 'redocly lint']) expect(tested.output).toContain(step);
     // eslint-disable-next-line no-control-regex
     expect(tested.output.replace(/\u001b\[[0-9;]*m/g, '')).toMatch(/Test Files +\d+ passed \(\d+\)/);
   }, 600_000);
