@@ -1,5 +1,5 @@
 import { connectionPage, filterCondition, type ConnectionQueryOptions, type FilterTerm } from './connection-sql.ts';
-import { columnOf, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from './resource-registry.ts';
+import { columnOf, fieldDefinition, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from './resource-registry.ts';
 import { PARENT_COLUMN, ParameterList, relationBase, selectList, sqlDirection, workspaceCondition, type Embedding, type GeneratedQuery } from './sql-parts.ts';
 
 /**
@@ -40,17 +40,35 @@ export function buildLookup(resource: ResourceDefinition, field: string, options
 
 /** A lookup's statement that reads one connection page of each row found with it (`buildLookupWithPage`). */
 export interface LookupWithPage extends GeneratedQuery {
-  /** The lookup's columns: `columns` up to this index; the page's from it on (a row without page rows has them NULL). */
+  /**
+   * `rows`: a row of the lookup per page row, the page's columns from `pageFrom` on (NULL when the
+   * page is empty); `json`: one row per row found, its page at `pageFrom` as the JSON text of an
+   * array of column arrays, in the page's order.
+   */
+  pageAs: 'rows' | 'json';
+  /** The lookup's columns: `columns` up to this index; the page's from it on. */
   pageFrom: number;
-  /** The page's columns, `__parent` first as a connection's statement has them (read at `pageFrom - 1 + index`). */
+  /** The page's columns, `__parent` first as a connection's statement has them (a JSON page's arrays hold them from the second on). */
   page: GeneratedQuery;
 }
 
 /**
+ * A page can travel as JSON when JSON gives every column the value the driver gives it: text,
+ * enums, integers, booleans and timestamps (already UTC text). A `float` may be `numeric`, which
+ * the driver reads as text and JSON as a number, so a page with one travels as rows.
+ */
+function travelsAsJson(registry: ResourceRegistry, relation: RelationDefinition): boolean {
+  const target = registry.get(relation.resource);
+  const resources = [target, ...Object.values(target.relations ?? {}).map((one) => registry.get(one.resource))];
+  return resources.every((resource) => Object.keys(resource.fields).every((field) => fieldDefinition(resource, field).type !== 'float'));
+}
+
+/**
  * A lookup (`buildLookup`) and, in the same statement, one connection page of each row it finds
- * (`buildConnectionQuery`'s LATERAL scan, its parent the row's `relation.localField`): a row of
- * the lookup per page row, or one with the page's columns NULL when the page is empty. Both parts
- * are restricted to the token's workspaces as they are apart.
+ * (`buildConnectionQuery`'s LATERAL scan, its parent the row's `relation.localField`). Both parts
+ * are restricted to the token's workspaces as they are apart. The page comes back as one JSON
+ * value per row found where its columns allow (`travelsAsJson`), as PostGraphile reads a nested
+ * list: one result row instead of one per page row, for the driver to decode and the server to send.
  */
 export function buildLookupWithPage(
   registry: ResourceRegistry,
@@ -65,8 +83,14 @@ export function buildLookupWithPage(
   const list = selectList(resource, 'l', '', lookup.fields && new Set([resource.key, ...lookup.fields]));
   const restriction = lookup.restricted ? workspaceCondition(resource, 'l', params) : null;
   const page = connectionPage(registry, relation, connection, params, `l.${columnOf(resource, relation.localField)}`);
+  const pageAs = travelsAsJson(registry, relation) ? 'json' : 'rows';
+  // ARRAY(subquery) keeps the page's ORDER BY, which an aggregate over it is not bound to.
+  const lateral =
+    pageAs === 'json'
+      ? `(SELECT array_to_json(ARRAY(SELECT json_build_array(${page.columns.slice(1).map((name) => `p."${name}"`).join(', ')}) FROM (${page.text}) p))::text AS "${PAGE_COLUMN}")`
+      : `(${page.text})`;
   const text =
-    `SELECT l.${column} AS "${PARENT_COLUMN}", ${list.sql}, x.* FROM ${resource.table} l LEFT JOIN LATERAL (${page.text}) x ON true ` +
+    `SELECT l.${column} AS "${PARENT_COLUMN}", ${list.sql}, x.* FROM ${resource.table} l LEFT JOIN LATERAL ${lateral} x ON true ` +
     `WHERE l.${column} = ANY($1)${restriction ? ` AND ${restriction}` : ''}`;
   const columns = [PARENT_COLUMN, ...list.names];
   return {
@@ -75,10 +99,14 @@ export function buildLookupWithPage(
     timestamps: list.timestamps,
     parameters: params.sources,
     embeds: [],
+    pageAs,
     pageFrom: columns.length,
     page: { ...page, text: '', parameters: [] },
   };
 }
+
+/** The column of a lookup's row that holds its page as JSON (`buildLookupWithPage`). */
+export const PAGE_COLUMN = '__page';
 
 /** What a relation's statement reads: which filter conditions, embedded one-relations and fields. */
 export interface RelationQueryOptions extends Embedding {

@@ -52,22 +52,24 @@ export function cachedStatement(registry: ResourceRegistry, key: string, build: 
  * and embedded one-relations are built inside it. (Adding a property to the driver's row objects
  * afterwards cost V8 a new hidden class per row, over a microsecond each.)
  */
-export function compileRow(query: GeneratedQuery, offset = 0): (values: unknown[]) => EmbeddingRow {
+export function compileRow(query: GeneratedQuery, offset = 0): (values: unknown[], parent?: unknown) => EmbeddingRow {
   const quote = (name: string) => JSON.stringify(name);
-  // `offset`: the columns are read past it (a page's in a lookup's row), but the first (`__parent`).
+  // `offset`: the columns are read past it (a page's in a lookup's row), but the first (`__parent`);
+  // -1: a JSON page's column array, which leaves `__parent` out, given apart.
   const index = new Map(query.columns.map((name, position) => [name, position === 0 ? 0 : position + offset]));
+  const at = (name: string) => (offset === -1 && name === query.columns[0] ? 'parent' : `a[${index.get(name)}]`);
   const timestamps = new Set(query.timestamps);
-  const value = (name: string) => (timestamps.has(name) ? `iso(a[${index.get(name)}])` : `a[${index.get(name)}]`);
+  const value = (name: string) => (timestamps.has(name) ? `iso(${at(name)})` : at(name));
   const embeddedAliases = new Set(query.embeds.flatMap((embed) => embed.fields.map(([alias]) => alias)));
   const properties = query.columns.filter((name) => !embeddedAliases.has(name)).map((name) => `${quote(name)}: ${value(name)}`);
   if (query.embeds.length > 0) {
     const objects = query.embeds.map((embed) => {
       const fields = embed.fields.map(([alias, field]) => `${quote(field)}: ${value(alias)}`).join(', ');
-      return `${quote(embed.relation)}: a[${index.get(embed.keyAlias)}] === null ? null : { ${fields} }`;
+      return `${quote(embed.relation)}: ${at(embed.keyAlias)} === null ? null : { ${fields} }`;
     });
     properties.push(`${quote(EMBEDDED)}: { ${objects.join(', ')} }`);
   }
-  const build = new Function('iso', `return (a) => ({ ${properties.join(', ')} });`) as (iso: typeof isoFromUtcText) => (values: unknown[]) => EmbeddingRow;
+  const build = new Function('iso', `return (a, parent) => ({ ${properties.join(', ')} });`) as (iso: typeof isoFromUtcText) => (values: unknown[], parent?: unknown) => EmbeddingRow;
   return build(isoFromUtcText);
 }
 
@@ -122,11 +124,21 @@ export async function readByParent(db: Queryable, statement: Statement, keys: re
   return { groups: keys.map((parentKey) => byParent.get(parentKey) ?? []), rows: rows.length };
 }
 
+/** How the page rows of a lookup's statement are read (lookup-page.ts). */
+export interface PageReader {
+  /** `rows`: page columns in the lookup's rows; `json`: a JSON array of column arrays at `at`. */
+  as: 'rows' | 'json';
+  toRow: (values: unknown[], parent?: unknown) => EmbeddingRow;
+  /** `rows`: where the page row's key is (NULL: no page row); `json`: where the page's JSON is. */
+  at: number;
+  key: string;
+}
+
 /**
  * Rows of a lookup that reads a page of each row found with it (`buildLookupWithPage`): per key,
  * its row (or none), holding the page's rows under `PAGES` by `pageKey`.
  */
-export async function readWithPage(db: Queryable, statement: Statement, page: { toRow: (values: unknown[]) => EmbeddingRow; keyAt: number; key: string }, keys: readonly string[], values: readonly unknown[]): Promise<{ groups: Row[][]; rows: number }> {
+export async function readWithPage(db: Queryable, statement: Statement, page: PageReader, keys: readonly string[], values: readonly unknown[]): Promise<{ groups: Row[][]; rows: number }> {
   const rows = await db.queryArrays(statement.query.text, [keys, ...values]);
   const byParent = new Map<string, PagedRow>();
   // Rows as two statements would have returned them: each row found, and each row of its page.
@@ -141,8 +153,12 @@ export async function readWithPage(db: Queryable, statement: Statement, page: { 
       byParent.set(parentKey, row);
       read += 1;
     }
-    if (values[page.keyAt] !== null) {
-      row[PAGES]![page.key]!.push(page.toRow(values));
+    const pageRows = row[PAGES]![page.key]!;
+    if (page.as === 'json') {
+      for (const columns of JSON.parse(values[page.at] as string) as unknown[][]) pageRows.push(page.toRow(columns, values[0]));
+      read += pageRows.length;
+    } else if (values[page.at] !== null) {
+      pageRows.push(page.toRow(values));
       read += 1;
     }
     rows[i] = EMPTY;
