@@ -50,13 +50,43 @@ export interface ConnectionQueryOptions extends Embedding {
  * connection's order that starts past the cursor (keyset pagination: no OFFSET, so a deep page
  * costs what the first one costs) and stops after the page size plus one row, which tells whether
  * another page follows. The values of the order terms come back as `__o0`, `__o1`, … for cursors,
- * unless none is wanted (`cursors: false`).
+ * unless none is wanted (`cursors: false`). Where its columns allow (`travelsAsJson`), each
+ * parent's page comes back as one row, the page in `__page` as JSON (`jsonPage`, `pageAs: 'json'`);
+ * else a row per page row.
  */
 export function buildConnectionQuery(registry: ResourceRegistry, relation: RelationDefinition, options: ConnectionQueryOptions = {}): GeneratedQuery {
   const params = new ParameterList();
   const page = connectionPage(registry, relation, options, params, 'p.k');
+  if (travelsAsJson(registry, relation)) {
+    const text = `SELECT p.k AS "${PARENT_COLUMN}", ${jsonPage(page)} AS "${PAGE_COLUMN}" FROM unnest($1::text[]) AS p(k)`;
+    return { ...page, text, parameters: params.sources, pageAs: 'json' };
+  }
   const text = `SELECT p.k AS "${PARENT_COLUMN}", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL (${page.text}) x`;
   return { ...page, text, parameters: params.sources };
+}
+
+/** The column of a row that holds a page as JSON (`jsonPage`). */
+export const PAGE_COLUMN = '__page';
+
+/**
+ * A page can travel as JSON when JSON gives every column the value the driver gives it: text,
+ * enums, integers, booleans and timestamps (already UTC text). A `float` may be `numeric`, which
+ * the driver reads as text and JSON as a number, so a page with one travels as rows.
+ */
+export function travelsAsJson(registry: ResourceRegistry, relation: RelationDefinition): boolean {
+  const target = registry.get(relation.resource);
+  const resources = [target, ...Object.values(target.relations ?? {}).map((one) => registry.get(one.resource))];
+  return resources.every((resource) => Object.keys(resource.fields).every((field) => fieldDefinition(resource, field).type !== 'float'));
+}
+
+/**
+ * A page (`connectionPage`) as the JSON text of an array of its rows, each the array of its
+ * columns but `__parent`, in the page's order (ARRAY of a subquery keeps its ORDER BY, which an
+ * aggregate over it is not bound to). As PostGraphile reads a nested list: one value for the
+ * driver to decode and the server to send instead of a result row per page row.
+ */
+export function jsonPage(page: GeneratedQuery): string {
+  return `array_to_json(ARRAY(SELECT json_build_array(${page.columns.slice(1).map((name) => `q."${name}"`).join(', ')}) FROM (${page.text}) q))::text`;
 }
 
 /**

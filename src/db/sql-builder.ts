@@ -1,12 +1,12 @@
-import { connectionPage, filterCondition, type ConnectionQueryOptions, type FilterTerm } from './connection-sql.ts';
-import { columnOf, fieldDefinition, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from './resource-registry.ts';
+import { PAGE_COLUMN, connectionPage, filterCondition, jsonPage, travelsAsJson, type ConnectionQueryOptions, type FilterTerm } from './connection-sql.ts';
+import { columnOf, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from './resource-registry.ts';
 import { PARENT_COLUMN, ParameterList, relationBase, selectList, sqlDirection, workspaceCondition, type Embedding, type GeneratedQuery } from './sql-parts.ts';
 
 /**
  * The statements the loaders run, generated from the resource registry: lookups, relations (here),
  * connection pages and counts (connection-sql.ts); the pieces they share are in sql-parts.ts.
  */
-export { buildConnectionQuery, buildCountQuery, connectionOrder, type ConnectionOrderTerm, type ConnectionQueryOptions, type FilterTerm } from './connection-sql.ts';
+export { PAGE_COLUMN, buildConnectionQuery, buildCountQuery, connectionOrder, type ConnectionOrderTerm, type ConnectionQueryOptions, type FilterTerm } from './connection-sql.ts';
 export {
   COUNT_COLUMN,
   PARENT_COLUMN,
@@ -45,22 +45,11 @@ export interface LookupWithPage extends GeneratedQuery {
    * page is empty); `json`: one row per row found, its page at `pageFrom` as the JSON text of an
    * array of column arrays, in the page's order.
    */
-  pageAs: 'rows' | 'json';
+  pageRead: 'rows' | 'json';
   /** The lookup's columns: `columns` up to this index; the page's from it on. */
   pageFrom: number;
   /** The page's columns, `__parent` first as a connection's statement has them (a JSON page's arrays hold them from the second on). */
   page: GeneratedQuery;
-}
-
-/**
- * A page can travel as JSON when JSON gives every column the value the driver gives it: text,
- * enums, integers, booleans and timestamps (already UTC text). A `float` may be `numeric`, which
- * the driver reads as text and JSON as a number, so a page with one travels as rows.
- */
-function travelsAsJson(registry: ResourceRegistry, relation: RelationDefinition): boolean {
-  const target = registry.get(relation.resource);
-  const resources = [target, ...Object.values(target.relations ?? {}).map((one) => registry.get(one.resource))];
-  return resources.every((resource) => Object.keys(resource.fields).every((field) => fieldDefinition(resource, field).type !== 'float'));
 }
 
 /**
@@ -83,12 +72,8 @@ export function buildLookupWithPage(
   const list = selectList(resource, 'l', '', lookup.fields && new Set([resource.key, ...lookup.fields]));
   const restriction = lookup.restricted ? workspaceCondition(resource, 'l', params) : null;
   const page = connectionPage(registry, relation, connection, params, `l.${columnOf(resource, relation.localField)}`);
-  const pageAs = travelsAsJson(registry, relation) ? 'json' : 'rows';
-  // ARRAY(subquery) keeps the page's ORDER BY, which an aggregate over it is not bound to.
-  const lateral =
-    pageAs === 'json'
-      ? `(SELECT array_to_json(ARRAY(SELECT json_build_array(${page.columns.slice(1).map((name) => `p."${name}"`).join(', ')}) FROM (${page.text}) p))::text AS "${PAGE_COLUMN}")`
-      : `(${page.text})`;
+  const pageRead = travelsAsJson(registry, relation) ? 'json' : 'rows';
+  const lateral = pageRead === 'json' ? `(SELECT ${jsonPage(page)} AS "${PAGE_COLUMN}")` : `(${page.text})`;
   const text =
     `SELECT l.${column} AS "${PARENT_COLUMN}", ${list.sql}, x.* FROM ${resource.table} l LEFT JOIN LATERAL ${lateral} x ON true ` +
     `WHERE l.${column} = ANY($1)${restriction ? ` AND ${restriction}` : ''}`;
@@ -99,14 +84,11 @@ export function buildLookupWithPage(
     timestamps: list.timestamps,
     parameters: params.sources,
     embeds: [],
-    pageAs,
+    pageRead,
     pageFrom: columns.length,
     page: { ...page, text: '', parameters: [] },
   };
 }
-
-/** The column of a lookup's row that holds its page as JSON (`buildLookupWithPage`). */
-export const PAGE_COLUMN = '__page';
 
 /** What a relation's statement reads: which filter conditions, embedded one-relations and fields. */
 export interface RelationQueryOptions extends Embedding {

@@ -36,7 +36,7 @@ export function lookupPageStatement(
     const query = statement.query as ReturnType<typeof buildLookupWithPage>;
     const target = registry.get(plan.relation.resource);
     page =
-      query.pageAs === 'json'
+      query.pageRead === 'json'
         ? { as: 'json', toRow: compileRow(query.page, -1), at: query.pageFrom }
         : { as: 'rows', toRow: compileRow(query.page, query.pageFrom - 1), at: query.pageFrom - 1 + query.page.columns.indexOf(target.key) };
     pageReaders.set(statement, page);

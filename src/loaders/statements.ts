@@ -21,8 +21,8 @@ export type PagedRow = Row & { [PAGES]?: Record<string, Row[]> };
 
 export interface Statement {
   query: GeneratedQuery;
-  /** Makes the row object of one result row (read as an array of column values). */
-  toRow: (values: unknown[]) => EmbeddingRow;
+  /** Makes the row object of one result row (read as an array of column values; a JSON page's row with its parent apart). */
+  toRow: (values: unknown[], parent?: unknown) => EmbeddingRow;
 }
 
 /**
@@ -40,7 +40,7 @@ export function cachedStatement(registry: ResourceRegistry, key: string, build: 
   let statement = statements.get(key);
   if (!statement) {
     const query = build();
-    statement = { query, toRow: compileRow(query) };
+    statement = { query, toRow: compileRow(query, query.pageAs === 'json' ? -1 : 0) };
     statements.set(key, statement);
   }
   return statement;
@@ -108,6 +108,7 @@ const EMPTY: unknown[] = [];
  */
 export async function readByParent(db: Queryable, statement: Statement, keys: readonly string[], values: readonly unknown[]): Promise<{ groups: Row[][]; rows: number }> {
   const rows = await db.queryArrays(statement.query.text, [keys, ...values]);
+  if (statement.query.pageAs === 'json') return readJsonPages(statement, keys, rows);
   const byParent = new Map<string, Row[]>();
   for (let i = 0; i < rows.length; i += 1) {
     const row = statement.toRow(rows[i]!);
@@ -132,6 +133,26 @@ export interface PageReader {
   /** `rows`: where the page row's key is (NULL: no page row); `json`: where the page's JSON is. */
   at: number;
   key: string;
+}
+
+/** The pages of a statement that reads each parent's as JSON (`pageAs: 'json'`): `[__parent, page]` per parent. */
+function readJsonPages(statement: Statement, keys: readonly string[], rows: unknown[][]): { groups: Row[][]; rows: number } {
+  const byParent = new Map<string, Row[]>();
+  let read = 0;
+  for (let i = 0; i < rows.length; i += 1) {
+    const [parent, page] = rows[i]!;
+    const parentKey = String(parent);
+    let group = byParent.get(parentKey);
+    if (!group) {
+      group = [];
+      byParent.set(parentKey, group);
+    }
+    const found = JSON.parse(page as string) as unknown[][];
+    for (const columns of found) group.push(statement.toRow(columns, parent));
+    read += found.length;
+    rows[i] = EMPTY;
+  }
+  return { groups: keys.map((parentKey) => byParent.get(parentKey) ?? []), rows: read };
 }
 
 /**
