@@ -73,7 +73,8 @@ export function buildLookupWithPage(
   const restriction = lookup.restricted ? workspaceCondition(resource, 'l', params) : null;
   const page = connectionPage(registry, relation, connection, params, `l.${columnOf(resource, relation.localField)}`);
   const pageRead = travelsAsJson(registry, relation) ? 'json' : 'rows';
-  const lateral = pageRead === 'json' ? `(SELECT ${jsonPage(page)} AS "${PAGE_COLUMN}")` : `(${page.text})`;
+  const json = pageRead === 'json' ? jsonPage(registry, relation, page) : null;
+  const lateral = json ? `(SELECT ${json.sql} AS "${PAGE_COLUMN}")` : `(${page.text})`;
   const text =
     `SELECT l.${column} AS "${PARENT_COLUMN}", ${list.sql}, x.* FROM ${resource.table} l LEFT JOIN LATERAL ${lateral} x ON true ` +
     `WHERE l.${column} = ANY($1)${restriction ? ` AND ${restriction}` : ''}`;
@@ -86,7 +87,7 @@ export function buildLookupWithPage(
     embeds: [],
     pageRead,
     pageFrom: columns.length,
-    page: { ...page, text: '', parameters: [] },
+    page: { ...page, text: '', parameters: [], ...(json ? { fromText: json.fromText } : {}) },
   };
 }
 

@@ -32,6 +32,8 @@ export interface GeneratedQuery {
    * each the array of `columns` but `__parent` (connection-sql.ts, `jsonPage`). Else a row per row.
    */
   pageAs?: 'json';
+  /** The columns of a JSON page read back from text as a number or a boolean. */
+  fromText?: Readonly<Record<string, 'int' | 'boolean'>>;
 }
 
 /** A one-relation whose row comes back inside its parent's row, its columns aliased `relation.field`. */

@@ -59,7 +59,14 @@ export function compileRow(query: GeneratedQuery, offset = 0): (values: unknown[
   const index = new Map(query.columns.map((name, position) => [name, position === 0 ? 0 : position + offset]));
   const at = (name: string) => (offset === -1 && name === query.columns[0] ? 'parent' : `a[${index.get(name)}]`);
   const timestamps = new Set(query.timestamps);
-  const value = (name: string) => (timestamps.has(name) ? `iso(${at(name)})` : at(name));
+  const fromText = query.fromText ?? {};
+  const value = (name: string) => {
+    if (timestamps.has(name)) return `iso(${at(name)})`;
+    // A JSON page's columns are text (connection-sql.ts, `jsonPage`); null stays null.
+    if (fromText[name] === 'int') return `(${at(name)} === null ? null : +${at(name)})`;
+    if (fromText[name] === 'boolean') return `(${at(name)} === null ? null : ${at(name)} === 'true')`;
+    return at(name);
+  };
   const embeddedAliases = new Set(query.embeds.flatMap((embed) => embed.fields.map(([alias]) => alias)));
   const properties = query.columns.filter((name) => !embeddedAliases.has(name)).map((name) => `${quote(name)}: ${value(name)}`);
   if (query.embeds.length > 0) {

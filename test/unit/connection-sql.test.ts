@@ -6,10 +6,9 @@ import { buildConnectionQuery, buildCountQuery, buildLookup, buildRelationQuery,
 const { registry } = frozenModel();
 const resources = registry.all();
 const relation = (resource: string, name: string) => registry.relation(registry.get(resource), name);
-/** A connection's statement: each parent's page (`page`, its columns but `__parent`) as one JSON array of column arrays. */
-const pages = (columns: string[], page: string) =>
-  `SELECT p.k AS "__parent", array_to_json(ARRAY(SELECT json_build_array(${columns.map((name) => `q."${name}"`).join(', ')}) FROM (${page}) q))::text AS "__page" ` +
-  `FROM unnest($1::text[]) AS p(k)`;
+/** A connection's statement: each parent's page (`page`, its columns but `__parent` as text: `values`) as one JSON array of text arrays. */
+const pages = (values: string[], page: string) =>
+  `SELECT p.k AS "__parent", array_to_json(ARRAY(SELECT ARRAY[${values.join(', ')}] FROM (${page}) q))::text AS "__page" FROM unnest($1::text[]) AS p(k)`;
 
 describe('connectionOrder', () => {
   it('is the documented order with the key already last: bookings newest first, ties by id descending', () => {
@@ -43,7 +42,7 @@ describe('buildConnectionQuery', () => {
   it('reads the first page of every parent in the connection order as one JSON array per parent, the order values as __o columns', () => {
     expect(buildConnectionQuery(registry, bookings, { fields: ['status'] })).toEqual({
       text: pages(
-        ['id', 'status', '__o0', '__o1'],
+        ['q."id"', 'q."status"::text', 'q."__o0"', 'q."__o1"'],
         `SELECT t.id AS "id", t.status AS "status", (t.created_at AT TIME ZONE 'UTC')::text AS "__o0", t.id AS "__o1" FROM bookings t ` +
           `WHERE t.workspace_id = p.k ORDER BY t.created_at DESC, t.id DESC LIMIT $2`,
       ),
@@ -52,6 +51,7 @@ describe('buildConnectionQuery', () => {
       parameters: [{ from: 'limit' }],
       embeds: [],
       pageAs: 'json',
+      fromText: {},
     });
   });
 
@@ -59,7 +59,7 @@ describe('buildConnectionQuery', () => {
     const query = buildConnectionQuery(registry, bookings, { fields: [], after: [false, false] });
     expect(query.text).toBe(
       pages(
-        ['id', '__o0', '__o1'],
+        ['q."id"', 'q."__o0"', 'q."__o1"'],
         `SELECT t.id AS "id", (t.created_at AT TIME ZONE 'UTC')::text AS "__o0", t.id AS "__o1" FROM bookings t WHERE t.workspace_id = p.k ` +
           `AND (t.created_at, t.id) < (($2::timestamp AT TIME ZONE 'UTC'), $3) ORDER BY t.created_at DESC, t.id DESC LIMIT $4`,
       ),
@@ -71,7 +71,7 @@ describe('buildConnectionQuery', () => {
   it('reads backward from a before cursor in the reversed order (the page is turned round afterwards)', () => {
     expect(buildConnectionQuery(registry, bookings, { fields: [], before: [false, false], backward: true }).text).toBe(
       pages(
-        ['id', '__o0', '__o1'],
+        ['q."id"', 'q."__o0"', 'q."__o1"'],
         `SELECT t.id AS "id", (t.created_at AT TIME ZONE 'UTC')::text AS "__o0", t.id AS "__o1" FROM bookings t WHERE t.workspace_id = p.k ` +
           `AND (t.created_at, t.id) > (($2::timestamp AT TIME ZONE 'UTC'), $3) ORDER BY t.created_at ASC, t.id ASC LIMIT $4`,
       ),
@@ -104,7 +104,7 @@ describe('buildConnectionQuery', () => {
     const query = buildConnectionQuery(registry, relation('Workspace', 'courses'), { fields: [], after: [false, false] });
     expect(query.text).toBe(
       pages(
-        ['id', '__o0', '__o1'],
+        ['q."id"', 'q."__o0"', 'q."__o1"'],
         `SELECT t.id AS "id", (t.listed_from AT TIME ZONE 'UTC')::text AS "__o0", t.id AS "__o1" FROM course_runs t WHERE t.workspace_id = p.k AND t.listed_from IS NOT NULL ` +
           `AND (t.listed_from, t.id) > (($2::timestamp AT TIME ZONE 'UTC'), $3) ORDER BY t.listed_from ASC, t.id ASC LIMIT $4`,
       ),
