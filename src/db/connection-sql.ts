@@ -70,9 +70,10 @@ export function buildConnectionQuery(registry: ResourceRegistry, relation: Relat
 export const PAGE_COLUMN = '__page';
 
 /**
- * A page can travel as JSON when JSON gives every column the value the driver gives it: text,
- * enums, integers, booleans and timestamps (already UTC text). A `float` may be `numeric`, which
- * the driver reads as text and JSON as a number, so a page with one travels as rows.
+ * A page can travel as JSON (`jsonPage`) when each column's text can be read back as the driver
+ * reads the column: text, ids, enums, integers, booleans and timestamps (already UTC text). A
+ * `float` may be `numeric` (the driver gives text) or `double precision` (a number), which the
+ * field's type does not tell apart, so a page with one travels as rows.
  */
 export function travelsAsJson(registry: ResourceRegistry, relation: RelationDefinition): boolean {
   const target = registry.get(relation.resource);
