@@ -50,13 +50,65 @@ export interface ConnectionQueryOptions extends Embedding {
  * connection's order that starts past the cursor (keyset pagination: no OFFSET, so a deep page
  * costs what the first one costs) and stops after the page size plus one row, which tells whether
  * another page follows. The values of the order terms come back as `__o0`, `__o1`, … for cursors,
- * unless none is wanted (`cursors: false`).
+ * unless none is wanted (`cursors: false`). Where its columns allow (`travelsAsJson`), each
+ * parent's page comes back as one row, the page in `__page` as JSON (`jsonPage`, `pageAs: 'json'`);
+ * else a row per page row.
  */
 export function buildConnectionQuery(registry: ResourceRegistry, relation: RelationDefinition, options: ConnectionQueryOptions = {}): GeneratedQuery {
   const params = new ParameterList();
   const page = connectionPage(registry, relation, options, params, 'p.k');
+  if (travelsAsJson(registry, relation)) {
+    const json = jsonPage(registry, relation, page);
+    const text = `SELECT p.k AS "${PARENT_COLUMN}", ${json.sql} AS "${PAGE_COLUMN}" FROM unnest($1::text[]) AS p(k)`;
+    return { ...page, text, parameters: params.sources, pageAs: 'json', fromText: json.fromText };
+  }
   const text = `SELECT p.k AS "${PARENT_COLUMN}", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL (${page.text}) x`;
   return { ...page, text, parameters: params.sources };
+}
+
+/** The column of a row that holds a page as JSON (`jsonPage`). */
+export const PAGE_COLUMN = '__page';
+
+/**
+ * A page can travel as JSON (`jsonPage`) when each column's text can be read back as the driver
+ * reads the column: text, ids, enums, integers, booleans and timestamps (already UTC text). A
+ * `float` may be `numeric` (the driver gives text) or `double precision` (a number), which the
+ * field's type does not tell apart, so a page with one travels as rows.
+ */
+export function travelsAsJson(registry: ResourceRegistry, relation: RelationDefinition): boolean {
+  const target = registry.get(relation.resource);
+  const resources = [target, ...Object.values(target.relations ?? {}).map((one) => registry.get(one.resource))];
+  return resources.every((resource) => Object.keys(resource.fields).every((field) => fieldDefinition(resource, field).type !== 'float'));
+}
+
+/**
+ * A page (`connectionPage`) as the JSON text of an array of its rows, each the array of its
+ * columns but `__parent` as text, in the page's order (ARRAY of a subquery keeps its ORDER BY,
+ * which an aggregate over it is not bound to), and the columns whose text is read back as a number
+ * or a boolean (`fromText`). As PostGraphile reads a nested list: one value for the driver to
+ * decode and the server to send instead of a result row per page row. Text arrays made JSON by one
+ * `array_to_json` cost PostgreSQL about a third of what `json_build_array` per row did (it looks
+ * up each value's type on every call).
+ */
+export function jsonPage(registry: ResourceRegistry, relation: RelationDefinition, page: GeneratedQuery): { sql: string; fromText: Record<string, 'int' | 'boolean'> } {
+  const target = registry.get(relation.resource);
+  const order = connectionOrder(registry, relation);
+  const typeOf = (name: string): FieldType => {
+    const term = /^__o(\d+)$/.exec(name);
+    if (term) return fieldDefinition(target, order[Number(term[1])]!.term.field).type;
+    const dot = name.indexOf('.');
+    if (dot === -1) return fieldDefinition(target, name).type;
+    const one = registry.relation(target, name.slice(0, dot));
+    return fieldDefinition(registry.get(one.resource), name.slice(dot + 1)).type;
+  };
+  const fromText: Record<string, 'int' | 'boolean'> = {};
+  const values = page.columns.slice(1).map((name) => {
+    const type = typeOf(name);
+    if (type === 'int' || type === 'boolean') fromText[name] = type;
+    // Ids, strings and timestamps (UTC text already) are text; enums and the rest are cast.
+    return type === 'id' || type === 'string' || type === 'timestamp' ? `q."${name}"` : `q."${name}"::text`;
+  });
+  return { sql: `array_to_json(ARRAY(SELECT ARRAY[${values.join(', ')}] FROM (${page.text}) q))::text`, fromText };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { connectionPage, filterCondition, type ConnectionQueryOptions, type FilterTerm } from './connection-sql.ts';
+import { PAGE_COLUMN, connectionPage, filterCondition, jsonPage, travelsAsJson, type ConnectionQueryOptions, type FilterTerm } from './connection-sql.ts';
 import { columnOf, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from './resource-registry.ts';
 import { PARENT_COLUMN, ParameterList, relationBase, selectList, sqlDirection, workspaceCondition, type Embedding, type GeneratedQuery } from './sql-parts.ts';
 
@@ -6,7 +6,7 @@ import { PARENT_COLUMN, ParameterList, relationBase, selectList, sqlDirection, w
  * The statements the loaders run, generated from the resource registry: lookups, relations (here),
  * connection pages and counts (connection-sql.ts); the pieces they share are in sql-parts.ts.
  */
-export { buildConnectionQuery, buildCountQuery, connectionOrder, type ConnectionOrderTerm, type ConnectionQueryOptions, type FilterTerm } from './connection-sql.ts';
+export { PAGE_COLUMN, buildConnectionQuery, buildCountQuery, connectionOrder, type ConnectionOrderTerm, type ConnectionQueryOptions, type FilterTerm } from './connection-sql.ts';
 export {
   COUNT_COLUMN,
   PARENT_COLUMN,
@@ -40,17 +40,24 @@ export function buildLookup(resource: ResourceDefinition, field: string, options
 
 /** A lookup's statement that reads one connection page of each row found with it (`buildLookupWithPage`). */
 export interface LookupWithPage extends GeneratedQuery {
-  /** The lookup's columns: `columns` up to this index; the page's from it on (a row without page rows has them NULL). */
+  /**
+   * `rows`: a row of the lookup per page row, the page's columns from `pageFrom` on (NULL when the
+   * page is empty); `json`: one row per row found, its page at `pageFrom` as the JSON text of an
+   * array of column arrays, in the page's order.
+   */
+  pageRead: 'rows' | 'json';
+  /** The lookup's columns: `columns` up to this index; the page's from it on. */
   pageFrom: number;
-  /** The page's columns, `__parent` first as a connection's statement has them (read at `pageFrom - 1 + index`). */
+  /** The page's columns, `__parent` first as a connection's statement has them (a JSON page's arrays hold them from the second on). */
   page: GeneratedQuery;
 }
 
 /**
  * A lookup (`buildLookup`) and, in the same statement, one connection page of each row it finds
- * (`buildConnectionQuery`'s LATERAL scan, its parent the row's `relation.localField`): a row of
- * the lookup per page row, or one with the page's columns NULL when the page is empty. Both parts
- * are restricted to the token's workspaces as they are apart.
+ * (`buildConnectionQuery`'s LATERAL scan, its parent the row's `relation.localField`). Both parts
+ * are restricted to the token's workspaces as they are apart. The page comes back as one JSON
+ * value per row found where its columns allow (`travelsAsJson`), as PostGraphile reads a nested
+ * list: one result row instead of one per page row, for the driver to decode and the server to send.
  */
 export function buildLookupWithPage(
   registry: ResourceRegistry,
@@ -65,8 +72,11 @@ export function buildLookupWithPage(
   const list = selectList(resource, 'l', '', lookup.fields && new Set([resource.key, ...lookup.fields]));
   const restriction = lookup.restricted ? workspaceCondition(resource, 'l', params) : null;
   const page = connectionPage(registry, relation, connection, params, `l.${columnOf(resource, relation.localField)}`);
+  const pageRead = travelsAsJson(registry, relation) ? 'json' : 'rows';
+  const json = pageRead === 'json' ? jsonPage(registry, relation, page) : null;
+  const lateral = json ? `(SELECT ${json.sql} AS "${PAGE_COLUMN}")` : `(${page.text})`;
   const text =
-    `SELECT l.${column} AS "${PARENT_COLUMN}", ${list.sql}, x.* FROM ${resource.table} l LEFT JOIN LATERAL (${page.text}) x ON true ` +
+    `SELECT l.${column} AS "${PARENT_COLUMN}", ${list.sql}, x.* FROM ${resource.table} l LEFT JOIN LATERAL ${lateral} x ON true ` +
     `WHERE l.${column} = ANY($1)${restriction ? ` AND ${restriction}` : ''}`;
   const columns = [PARENT_COLUMN, ...list.names];
   return {
@@ -75,8 +85,9 @@ export function buildLookupWithPage(
     timestamps: list.timestamps,
     parameters: params.sources,
     embeds: [],
+    pageRead,
     pageFrom: columns.length,
-    page: { ...page, text: '', parameters: [] },
+    page: { ...page, text: '', parameters: [], ...(json ? { fromText: json.fromText } : {}) },
   };
 }
 

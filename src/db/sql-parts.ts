@@ -27,6 +27,13 @@ export interface GeneratedQuery {
   parameters: ParameterSource[];
   /** One-relations of the target read in the same statement (LEFT JOIN), see `embeddable`. */
   embeds: EmbeddedRelation[];
+  /**
+   * `json`: a row per parent, `[__parent, page]`, the page the JSON text of an array of its rows,
+   * each the array of `columns` but `__parent` (connection-sql.ts, `jsonPage`). Else a row per row.
+   */
+  pageAs?: 'json';
+  /** The columns of a JSON page read back from text as a number or a boolean. */
+  fromText?: Readonly<Record<string, 'int' | 'boolean'>>;
 }
 
 /** A one-relation whose row comes back inside its parent's row, its columns aliased `relation.field`. */

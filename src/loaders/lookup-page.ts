@@ -1,12 +1,12 @@
 import type { ResourceDefinition, ResourceRegistry } from '../db/resource-registry.ts';
 import { buildLookupWithPage } from '../db/sql-builder.ts';
 import type { ConnectionPlan } from './plans.ts';
-import { cachedStatement, compileRow, type EmbeddingRow, type Statement } from './statements.ts';
+import { cachedStatement, compileRow, type PageReader, type Statement } from './statements.ts';
 
 /** A lookup's statement that reads a connection page with each row, and how a page row is read from its rows. */
 export interface LookupPageStatement {
   statement: Statement;
-  page: { toRow: (values: unknown[]) => EmbeddingRow; keyAt: number };
+  page: Omit<PageReader, 'key'>;
 }
 
 const pageReaders = new WeakMap<Statement, LookupPageStatement['page']>();
@@ -35,7 +35,10 @@ export function lookupPageStatement(
   if (!page) {
     const query = statement.query as ReturnType<typeof buildLookupWithPage>;
     const target = registry.get(plan.relation.resource);
-    page = { toRow: compileRow(query.page, query.pageFrom - 1), keyAt: query.pageFrom - 1 + query.page.columns.indexOf(target.key) };
+    page =
+      query.pageRead === 'json'
+        ? { as: 'json', toRow: compileRow(query.page, -1), at: query.pageFrom }
+        : { as: 'rows', toRow: compileRow(query.page, query.pageFrom - 1), at: query.pageFrom - 1 + query.page.columns.indexOf(target.key) };
     pageReaders.set(statement, page);
   }
   return { statement, page };

@@ -21,8 +21,8 @@ export type PagedRow = Row & { [PAGES]?: Record<string, Row[]> };
 
 export interface Statement {
   query: GeneratedQuery;
-  /** Makes the row object of one result row (read as an array of column values). */
-  toRow: (values: unknown[]) => EmbeddingRow;
+  /** Makes the row object of one result row (read as an array of column values; a JSON page's row with its parent apart). */
+  toRow: (values: unknown[], parent?: unknown) => EmbeddingRow;
 }
 
 /**
@@ -40,7 +40,7 @@ export function cachedStatement(registry: ResourceRegistry, key: string, build: 
   let statement = statements.get(key);
   if (!statement) {
     const query = build();
-    statement = { query, toRow: compileRow(query) };
+    statement = { query, toRow: compileRow(query, query.pageAs === 'json' ? -1 : 0) };
     statements.set(key, statement);
   }
   return statement;
@@ -52,22 +52,31 @@ export function cachedStatement(registry: ResourceRegistry, key: string, build: 
  * and embedded one-relations are built inside it. (Adding a property to the driver's row objects
  * afterwards cost V8 a new hidden class per row, over a microsecond each.)
  */
-export function compileRow(query: GeneratedQuery, offset = 0): (values: unknown[]) => EmbeddingRow {
+export function compileRow(query: GeneratedQuery, offset = 0): (values: unknown[], parent?: unknown) => EmbeddingRow {
   const quote = (name: string) => JSON.stringify(name);
-  // `offset`: the columns are read past it (a page's in a lookup's row), but the first (`__parent`).
+  // `offset`: the columns are read past it (a page's in a lookup's row), but the first (`__parent`);
+  // -1: a JSON page's column array, which leaves `__parent` out, given apart.
   const index = new Map(query.columns.map((name, position) => [name, position === 0 ? 0 : position + offset]));
+  const at = (name: string) => (offset === -1 && name === query.columns[0] ? 'parent' : `a[${index.get(name)}]`);
   const timestamps = new Set(query.timestamps);
-  const value = (name: string) => (timestamps.has(name) ? `iso(a[${index.get(name)}])` : `a[${index.get(name)}]`);
+  const fromText = query.fromText ?? {};
+  const value = (name: string) => {
+    if (timestamps.has(name)) return `iso(${at(name)})`;
+    // A JSON page's columns are text (connection-sql.ts, `jsonPage`); null stays null.
+    if (fromText[name] === 'int') return `(${at(name)} === null ? null : +${at(name)})`;
+    if (fromText[name] === 'boolean') return `(${at(name)} === null ? null : ${at(name)} === 'true')`;
+    return at(name);
+  };
   const embeddedAliases = new Set(query.embeds.flatMap((embed) => embed.fields.map(([alias]) => alias)));
   const properties = query.columns.filter((name) => !embeddedAliases.has(name)).map((name) => `${quote(name)}: ${value(name)}`);
   if (query.embeds.length > 0) {
     const objects = query.embeds.map((embed) => {
       const fields = embed.fields.map(([alias, field]) => `${quote(field)}: ${value(alias)}`).join(', ');
-      return `${quote(embed.relation)}: a[${index.get(embed.keyAlias)}] === null ? null : { ${fields} }`;
+      return `${quote(embed.relation)}: ${at(embed.keyAlias)} === null ? null : { ${fields} }`;
     });
     properties.push(`${quote(EMBEDDED)}: { ${objects.join(', ')} }`);
   }
-  const build = new Function('iso', `return (a) => ({ ${properties.join(', ')} });`) as (iso: typeof isoFromUtcText) => (values: unknown[]) => EmbeddingRow;
+  const build = new Function('iso', `return (a, parent) => ({ ${properties.join(', ')} });`) as (iso: typeof isoFromUtcText) => (values: unknown[], parent?: unknown) => EmbeddingRow;
   return build(isoFromUtcText);
 }
 
@@ -106,6 +115,7 @@ const EMPTY: unknown[] = [];
  */
 export async function readByParent(db: Queryable, statement: Statement, keys: readonly string[], values: readonly unknown[]): Promise<{ groups: Row[][]; rows: number }> {
   const rows = await db.queryArrays(statement.query.text, [keys, ...values]);
+  if (statement.query.pageAs === 'json') return readJsonPages(statement, keys, rows);
   const byParent = new Map<string, Row[]>();
   for (let i = 0; i < rows.length; i += 1) {
     const row = statement.toRow(rows[i]!);
@@ -122,11 +132,41 @@ export async function readByParent(db: Queryable, statement: Statement, keys: re
   return { groups: keys.map((parentKey) => byParent.get(parentKey) ?? []), rows: rows.length };
 }
 
+/** How the page rows of a lookup's statement are read (lookup-page.ts). */
+export interface PageReader {
+  /** `rows`: page columns in the lookup's rows; `json`: a JSON array of column arrays at `at`. */
+  as: 'rows' | 'json';
+  toRow: (values: unknown[], parent?: unknown) => EmbeddingRow;
+  /** `rows`: where the page row's key is (NULL: no page row); `json`: where the page's JSON is. */
+  at: number;
+  key: string;
+}
+
+/** The pages of a statement that reads each parent's as JSON (`pageAs: 'json'`): `[__parent, page]` per parent. */
+function readJsonPages(statement: Statement, keys: readonly string[], rows: unknown[][]): { groups: Row[][]; rows: number } {
+  const byParent = new Map<string, Row[]>();
+  let read = 0;
+  for (let i = 0; i < rows.length; i += 1) {
+    const [parent, page] = rows[i]!;
+    const parentKey = String(parent);
+    let group = byParent.get(parentKey);
+    if (!group) {
+      group = [];
+      byParent.set(parentKey, group);
+    }
+    const found = JSON.parse(page as string) as unknown[][];
+    for (const columns of found) group.push(statement.toRow(columns, parent));
+    read += found.length;
+    rows[i] = EMPTY;
+  }
+  return { groups: keys.map((parentKey) => byParent.get(parentKey) ?? []), rows: read };
+}
+
 /**
  * Rows of a lookup that reads a page of each row found with it (`buildLookupWithPage`): per key,
  * its row (or none), holding the page's rows under `PAGES` by `pageKey`.
  */
-export async function readWithPage(db: Queryable, statement: Statement, page: { toRow: (values: unknown[]) => EmbeddingRow; keyAt: number; key: string }, keys: readonly string[], values: readonly unknown[]): Promise<{ groups: Row[][]; rows: number }> {
+export async function readWithPage(db: Queryable, statement: Statement, page: PageReader, keys: readonly string[], values: readonly unknown[]): Promise<{ groups: Row[][]; rows: number }> {
   const rows = await db.queryArrays(statement.query.text, [keys, ...values]);
   const byParent = new Map<string, PagedRow>();
   // Rows as two statements would have returned them: each row found, and each row of its page.
@@ -141,8 +181,12 @@ export async function readWithPage(db: Queryable, statement: Statement, page: { 
       byParent.set(parentKey, row);
       read += 1;
     }
-    if (values[page.keyAt] !== null) {
-      row[PAGES]![page.key]!.push(page.toRow(values));
+    const pageRows = row[PAGES]![page.key]!;
+    if (page.as === 'json') {
+      for (const columns of JSON.parse(values[page.at] as string) as unknown[][]) pageRows.push(page.toRow(columns, values[0]));
+      read += pageRows.length;
+    } else if (values[page.at] !== null) {
+      pageRows.push(page.toRow(values));
       read += 1;
     }
     rows[i] = EMPTY;

@@ -6,7 +6,9 @@ import { buildConnectionQuery, buildCountQuery, buildLookup, buildRelationQuery,
 const { registry } = frozenModel();
 const resources = registry.all();
 const relation = (resource: string, name: string) => registry.relation(registry.get(resource), name);
-const LATERAL = `SELECT p.k AS "__parent", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL `;
+/** A connection's statement: each parent's page (`page`, its columns but `__parent` as text: `values`) as one JSON array of text arrays. */
+const pages = (values: string[], page: string) =>
+  `SELECT p.k AS "__parent", array_to_json(ARRAY(SELECT ARRAY[${values.join(', ')}] FROM (${page}) q))::text AS "__page" FROM unnest($1::text[]) AS p(k)`;
 
 describe('connectionOrder', () => {
   it('is the documented order with the key already last: bookings newest first, ties by id descending', () => {
@@ -37,25 +39,30 @@ describe('connectionOrder', () => {
 describe('buildConnectionQuery', () => {
   const bookings = relation('Workspace', 'bookings');
 
-  it('reads the first page of every parent with a LATERAL scan in the connection order, the order values as __o columns', () => {
+  it('reads the first page of every parent in the connection order as one JSON array per parent, the order values as __o columns', () => {
     expect(buildConnectionQuery(registry, bookings, { fields: ['status'] })).toEqual({
-      text:
-        LATERAL +
-        `(SELECT t.id AS "id", t.status AS "status", (t.created_at AT TIME ZONE 'UTC')::text AS "__o0", t.id AS "__o1" FROM bookings t ` +
-        `WHERE t.workspace_id = p.k ORDER BY t.created_at DESC, t.id DESC LIMIT $2) x`,
+      text: pages(
+        ['q."id"', 'q."status"::text', 'q."__o0"', 'q."__o1"'],
+        `SELECT t.id AS "id", t.status AS "status", (t.created_at AT TIME ZONE 'UTC')::text AS "__o0", t.id AS "__o1" FROM bookings t ` +
+          `WHERE t.workspace_id = p.k ORDER BY t.created_at DESC, t.id DESC LIMIT $2`,
+      ),
       columns: ['__parent', 'id', 'status', '__o0', '__o1'],
       timestamps: [],
       parameters: [{ from: 'limit' }],
       embeds: [],
+      pageAs: 'json',
+      fromText: {},
     });
   });
 
   it('starts after a cursor with one row comparison an index on the order serves, timestamps cast from UTC text', () => {
     const query = buildConnectionQuery(registry, bookings, { fields: [], after: [false, false] });
     expect(query.text).toBe(
-      LATERAL +
-        `(SELECT t.id AS "id", (t.created_at AT TIME ZONE 'UTC')::text AS "__o0", t.id AS "__o1" FROM bookings t WHERE t.workspace_id = p.k ` +
-        `AND (t.created_at, t.id) < (($2::timestamp AT TIME ZONE 'UTC'), $3) ORDER BY t.created_at DESC, t.id DESC LIMIT $4) x`,
+      pages(
+        ['q."id"', 'q."__o0"', 'q."__o1"'],
+        `SELECT t.id AS "id", (t.created_at AT TIME ZONE 'UTC')::text AS "__o0", t.id AS "__o1" FROM bookings t WHERE t.workspace_id = p.k ` +
+          `AND (t.created_at, t.id) < (($2::timestamp AT TIME ZONE 'UTC'), $3) ORDER BY t.created_at DESC, t.id DESC LIMIT $4`,
+      ),
     );
     expect(query.parameters).toEqual([{ from: 'after', index: 0 }, { from: 'after', index: 1 }, { from: 'limit' }]);
     expect(query.text).not.toMatch(/OFFSET/i);
@@ -63,9 +70,11 @@ describe('buildConnectionQuery', () => {
 
   it('reads backward from a before cursor in the reversed order (the page is turned round afterwards)', () => {
     expect(buildConnectionQuery(registry, bookings, { fields: [], before: [false, false], backward: true }).text).toBe(
-      LATERAL +
-        `(SELECT t.id AS "id", (t.created_at AT TIME ZONE 'UTC')::text AS "__o0", t.id AS "__o1" FROM bookings t WHERE t.workspace_id = p.k ` +
-        `AND (t.created_at, t.id) > (($2::timestamp AT TIME ZONE 'UTC'), $3) ORDER BY t.created_at ASC, t.id ASC LIMIT $4) x`,
+      pages(
+        ['q."id"', 'q."__o0"', 'q."__o1"'],
+        `SELECT t.id AS "id", (t.created_at AT TIME ZONE 'UTC')::text AS "__o0", t.id AS "__o1" FROM bookings t WHERE t.workspace_id = p.k ` +
+          `AND (t.created_at, t.id) > (($2::timestamp AT TIME ZONE 'UTC'), $3) ORDER BY t.created_at ASC, t.id ASC LIMIT $4`,
+      ),
     );
   });
 
@@ -94,10 +103,24 @@ describe('buildConnectionQuery', () => {
   it('a named list reads the rows whose listing column is set, seeking its index from a cursor', () => {
     const query = buildConnectionQuery(registry, relation('Workspace', 'courses'), { fields: [], after: [false, false] });
     expect(query.text).toBe(
-      LATERAL +
-        `(SELECT t.id AS "id", (t.listed_from AT TIME ZONE 'UTC')::text AS "__o0", t.id AS "__o1" FROM course_runs t WHERE t.workspace_id = p.k AND t.listed_from IS NOT NULL ` +
-        `AND (t.listed_from, t.id) > (($2::timestamp AT TIME ZONE 'UTC'), $3) ORDER BY t.listed_from ASC, t.id ASC LIMIT $4) x`,
+      pages(
+        ['q."id"', 'q."__o0"', 'q."__o1"'],
+        `SELECT t.id AS "id", (t.listed_from AT TIME ZONE 'UTC')::text AS "__o0", t.id AS "__o1" FROM course_runs t WHERE t.workspace_id = p.k AND t.listed_from IS NOT NULL ` +
+          `AND (t.listed_from, t.id) > (($2::timestamp AT TIME ZONE 'UTC'), $3) ORDER BY t.listed_from ASC, t.id ASC LIMIT $4`,
+      ),
     );
+  });
+
+  it('a page with a float column (numeric reads as text from the driver, as a number from JSON) comes back as a row per page row', () => {
+    const owner: ResourceDefinition = { name: 'Owner', table: 'owners', key: 'id', fields: { id: 'id' } };
+    const price: ResourceDefinition = { name: 'Price', table: 'prices', key: 'id', fields: { id: 'id', ownerId: 'owner_id', amount: { column: 'amount', type: 'float' } } };
+    const prices: RelationDefinition = { resource: 'Price', kind: 'many', localField: 'id', foreignField: 'ownerId' };
+    const query = buildConnectionQuery(new ResourceRegistry([owner, price]), prices, { fields: ['amount'], cursors: false });
+    expect(query.text).toBe(
+      `SELECT p.k AS "__parent", x.* FROM unnest($1::text[]) AS p(k) CROSS JOIN LATERAL ` +
+        `(SELECT t.id AS "id", t.amount AS "amount" FROM prices t WHERE t.owner_id = p.k ORDER BY t.id ASC LIMIT $2) x`,
+    );
+    expect(query.pageAs).toBeUndefined();
   });
 
   describe('an order of mixed directions over a nullable column', () => {
