@@ -23,7 +23,8 @@ export const catalog: Catalog = {
     "1763801800000_webhook-endpoint-health",
     "1763801850000_course-run-piece-versions",
     "1763801900000_webhook-wake-ups",
-    "1763802037000_webhook-claim-in-one-round-trip"
+    "1763802037000_webhook-claim-in-one-round-trip",
+    "1763802137000_webhook-claim-by-key"
   ],
   "tables": {
     "api_key_request_counts": {

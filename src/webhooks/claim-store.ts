@@ -96,9 +96,18 @@ export interface AttemptBounds {
  * turns (a transaction-scoped advisory lock, held for this one call) so that two of them never
  * both see the last free place; a claim holds one connection and never waits on a delivery. The
  * statement is the function `claim_due_webhook_deliveries` (migration 1763802037000): the lock and
- * the claim in one round trip, prepared by name.
+ * the claim in one round trip, prepared by name; migration 1763802137000 leases the chosen rows by
+ * key. `answered` are the claiming worker's attempts whose receivers answered with a success and
+ * whose outcomes are not recorded yet: they hold their leases (nobody attempts them again) but no
+ * longer count toward the bounds, since they send nothing more.
  */
-export async function claimDue(db: Database, bounds: AttemptBounds, limit: number): Promise<ClaimedDelivery[]> {
-  const rows = await db.queryArrays('SELECT * FROM claim_due_webhook_deliveries($1, $2, $3, $4)', [bounds.leaseMs, bounds.perEndpoint, bounds.perWorkspace, limit]);
+export async function claimDue(db: Database, bounds: AttemptBounds, limit: number, answered: readonly string[] = []): Promise<ClaimedDelivery[]> {
+  const rows = await db.queryArrays('SELECT * FROM claim_due_webhook_deliveries($1, $2, $3, $4, $5)', [
+    bounds.leaseMs,
+    bounds.perEndpoint,
+    bounds.perWorkspace,
+    limit,
+    answered,
+  ]);
   return rows.map(toClaimed);
 }

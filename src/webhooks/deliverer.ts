@@ -57,6 +57,8 @@ export class Deliverer {
   readonly #created: DataLoader<{ event: EventRef; participants: boolean }, string | null>;
   /** When this worker recorded the 410 that disabled each endpoint: attempts claimed before are not made. */
   readonly #disabledAt = new Map<string, number>();
+  /** Scheduled attempts answered with a success and not recorded yet: their endpoints' places are free for this worker's claims. */
+  readonly #answered = new Set<string>();
 
   constructor(options: DelivererOptions) {
     this.#options = options;
@@ -85,7 +87,7 @@ export class Deliverer {
 
   /** Leases up to `limit` due deliveries for scheduled attempts, under the bounds, in a fair order. */
   claimDue(limit: number): Promise<ClaimedDelivery[]> {
-    return claimDue(this.#options.db, { ...this.#options.bounds, leaseMs: this.#leaseMs }, limit);
+    return claimDue(this.#options.db, { ...this.#options.bounds, leaseMs: this.#leaseMs }, limit, [...this.#answered]);
   }
 
   /** A scheduled attempt of a delivery whose lease `claimDue` took. */
@@ -94,9 +96,7 @@ export class Deliverer {
   }
 
   async #runScheduled(delivery: ClaimedDelivery, span: Span, turn: Turn, signal?: AbortSignal): Promise<void> {
-    const { db } = this.#options;
-    const deliveryId = delivery.id;
-    const claimedAt = performance.now();
+    const [{ db }, deliveryId, claimedAt] = [this.#options, delivery.id, performance.now()];
     // Prepared while others send: a long wait for a place to send in (hanging receivers hold them
     // all) extends the lease first, so that it outlives the attempt; a lease lost meanwhile is not used.
     let free = () => {};
@@ -116,7 +116,10 @@ export class Deliverer {
       // A success frees its places while it is recorded; a failure holds them until then, so that
       // no attempt starts between a 410 and the endpoint's disabling, nor before its health is kept.
       if (!attempt || attempt.outcome.ok) free();
-      if (attempt?.outcome.ok) turn.answered();
+      if (attempt?.outcome.ok) {
+        this.#answered.add(deliveryId);
+        turn.answered();
+      }
     } catch (error) {
       free();
       throw error;
@@ -127,6 +130,7 @@ export class Deliverer {
       recorded = await this.#records.load({ delivery, ...attempt, retryDelaysMs: this.#options.retryDelaysMs });
       if (recorded.gone) this.#disabledAt.set(delivery.endpointId, performance.now());
     } finally {
+      this.#answered.delete(deliveryId);
       free();
     }
     recordOutcome(span, delivery, attempt.outcome);

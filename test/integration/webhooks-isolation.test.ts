@@ -52,6 +52,27 @@ describeOnEachDatabase('webhook tenants kept apart on %s', (target) => {
     expect(shared.max).toBe(3);
   });
 
+  it('an endpoint whose receiver answers gets no more attempts at once than its bound while its successes are recorded, and gets them all', async () => {
+    const ws = await seedWorkspace(db, contractFixture('Answering', 1));
+    const slow = await startFaultyReceiver('slow');
+    closers.push(() => slow.close());
+    const endpoint = await addEndpoint(ws.workspaceId, slow.url);
+    const api = await startTestApi(db, env({ WEBHOOK_CONCURRENCY: '12', WEBHOOK_ENDPOINT_CONCURRENCY: '2', WEBHOOK_WORKSPACE_CONCURRENCY: '3' }), {
+      trustedCertificates: [slow.certificate],
+    });
+    closers.push(() => api.close());
+    for (let i = 0; i < 20; i += 1) await insertBooking(db, ws.workspaceId, ws.ids.r1!);
+    const succeeded = async () =>
+      (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND state = 'succeeded'", [endpoint])).rows[0]!.n;
+    const deadline = Date.now() + 30_000;
+    while ((await succeeded()) < 20 && Date.now() < deadline) await sleep(100);
+    await api.close();
+    await removeEndpoint(endpoint);
+    expect(await succeeded()).toBe(20);
+    expect(slow.requests).toBeGreaterThanOrEqual(20);
+    expect(slow.inFlight.max).toBe(2);
+  });
+
   it('noisy neighbour: beside 60 bookings to a receiver that accepts and never answers, another workspace\'s deliveries arrive at once', async () => {
     const noisy = await seedWorkspace(db, contractFixture('Noisy', 1));
     const quiet = await seedWorkspace(db, contractFixture('Quiet', 1));

@@ -4,10 +4,11 @@ import { selfSignedCertificate } from './webhook-receiver.ts';
 
 /**
  * How a receiver misbehaves: it accepts and never answers, answers 200 and then sends its body a
- * byte at a time, answers a redirect, closes the connection in the middle of its status line, or
- * answers 200 with a 50 MB body.
+ * byte at a time, answers a redirect, closes the connection in the middle of its status line,
+ * answers 200 with a 50 MB body, or (not a fault: to count requests in flight) answers 204 after
+ * 100 ms.
  */
-export type Fault = 'hang' | 'drip' | 'redirect' | 'close-mid-answer' | 'huge-body';
+export type Fault = 'hang' | 'drip' | 'redirect' | 'close-mid-answer' | 'huge-body' | 'slow';
 
 /** Requests in flight (arrived, not yet answered or closed), now and at most, over one or more receivers. */
 export interface InFlight {
@@ -49,6 +50,11 @@ export async function startFaultyReceiver(fault: Fault, shared: InFlight = count
     req.resume();
     req.once('end', () => {
       if (fault === 'redirect') return void res.writeHead(302, { location: 'https://example.com/elsewhere' }).end();
+      if (fault === 'slow') {
+        const timer = setTimeout(() => res.writeHead(204).end(), 100);
+        timers.add(timer);
+        return;
+      }
       if (fault === 'close-mid-answer') {
         req.socket.write('HTTP/1.1 20');
         return void req.socket.destroy();
@@ -78,7 +84,7 @@ export async function startFaultyReceiver(fault: Fault, shared: InFlight = count
   receiver.url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
   receiver.close = () =>
     new Promise((resolve) => {
-      for (const timer of timers) clearInterval(timer);
+      for (const timer of timers) clearTimeout(timer);
       server.closeAllConnections();
       server.close(() => resolve());
     });
