@@ -8,7 +8,7 @@
  * off); the longest event-loop stall of each phase (the facade's `monitorEventLoopDelay`, read
  * through `nodejs_eventloop_lag_max_seconds`, which each scrape starts afresh).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -20,7 +20,7 @@ import { SIZES, fixtureFor, openBenchDatabase, seed, type SizeSpec } from './dat
 import { importFixture } from '../src/fixtures/import-fixture.ts';
 import type { BenchOptions } from './options.ts';
 import { loadAverage } from './pass.ts';
-import { cpuSeconds, startFacade, stop, type Served } from './servers.ts';
+import { cpuSeconds, runQueueWaitMs, startFacade, stop, type Served } from './servers.ts';
 import { jsonAggOfCourses } from './json-agg.ts';
 import { pinned } from './cpus.ts';
 
@@ -33,6 +33,10 @@ export interface Phase {
   /** A's /courses answers in the phase: count and mean time (ms). */
   aAnswers: number;
   aMeanMs: number;
+  /** Cores the facade used, and how long its main thread waited for one (ms per second); cores A's readers used. */
+  facadeCores: number;
+  facadeWaitMsPerS: number;
+  readersCores: number;
 }
 
 export interface Timed {
@@ -68,6 +72,7 @@ export interface BigNeighbourResults {
 const A_KEYS = 10;
 const EDIT_EVERY_MS = 250;
 const ASK_EVERY_MS = 500;
+const READERS = new URL('big-neighbour-readers.ts', import.meta.url).pathname;
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
 async function stallMs(server: Served): Promise<number> {
@@ -108,17 +113,43 @@ const wrkMs = (text: string) => {
   return Number(value) * ({ us: 0.001, ms: 1, s: 1000 }[unit as 'us' | 'ms' | 's'] ?? Number.NaN);
 };
 
-/** B's load: wrk (a process of its own), 4 connections, each alternating /courses and /bookings. */
-async function loadB(server: Served, key: string, seconds: number): Promise<Omit<Phase, 'stallMs' | 'aAnswers' | 'aMeanMs'>> {
+/**
+ * B's load: wrk (a process of its own), 4 connections, each alternating /courses and /bookings;
+ * with what the facade (and A's readers, when given) used of the machine meanwhile.
+ */
+async function loadB(server: Served, key: string, seconds: number, readers?: ChildProcess): Promise<Omit<Phase, 'stallMs' | 'aAnswers' | 'aMeanMs'>> {
   const script = join(tmpdir(), 'big-neighbour-b.lua');
   await writeFile(script, WRK_SCRIPT);
   const [program, args] = pinned('load', '/usr/bin/wrk', ['-t1', '-c4', `-d${seconds}s`, '--latency', '-s', script, '-H', `Authorization: Bearer ${key}`, server.url]);
+  const before = [await cpuSeconds(server.child), await runQueueWaitMs(server.child), readers ? await cpuSeconds(readers) : 0, performance.now()] as const;
   const { stdout } = await promisify(execFile)(program, args);
+  const elapsed = (performance.now() - before[3]) / 1000;
   if (/Non-2xx|Socket errors/.test(stdout)) throw new Error(`B's load: ${stdout}`);
   return {
     requests: Number(/(\d+) requests in/.exec(stdout)?.[1] ?? 0),
     p50: wrkMs(/^\s+50%\s+(\S+)/m.exec(stdout)?.[1] ?? ''),
     p99: wrkMs(/^\s+99%\s+(\S+)/m.exec(stdout)?.[1] ?? ''),
+    facadeCores: ((await cpuSeconds(server.child)) - before[0]) / elapsed,
+    facadeWaitMsPerS: ((await runQueueWaitMs(server.child)) - before[1]) / elapsed,
+    readersCores: readers ? ((await cpuSeconds(readers)) - before[2]) / elapsed : 0,
+  };
+}
+
+/** A's ten readers, a process of their own placed with the load generator (`big-neighbour-readers.ts`). */
+function startReaders(orders: { url: string; keys: string[]; askEveryMs: number }): { child: ChildProcess; stop(): Promise<number[]> } {
+  const [program, args] = pinned('load', process.execPath, [...process.execArgv, READERS, JSON.stringify(orders)]);
+  const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return {
+    child,
+    async stop() {
+      child.stdin.end();
+      const code = await exited;
+      if (code !== 0) throw new Error(`A's readers exited with ${code}`);
+      return JSON.parse(stdout) as number[];
+    },
   };
 }
 
@@ -180,25 +211,18 @@ export async function measureBigNeighbour(options: Pick<BenchOptions, 'duration'
 
     log(`B beside A, ${options.duration} s`);
     let running = true;
-    const aTimes: number[] = [];
     const editor = (async () => {
       while (running) {
         await Promise.all([edit(), new Promise((resolve) => setTimeout(resolve, EDIT_EVERY_MS))]);
       }
     })();
-    const readers = aKeys.map(async (key, i) => {
-      await new Promise((resolve) => setTimeout(resolve, (i * ASK_EVERY_MS) / A_KEYS));
-      while (running) {
-        const [answer] = await Promise.all([timedGet(coursesUrl(hits), key), new Promise((resolve) => setTimeout(resolve, ASK_EVERY_MS))]);
-        aTimes.push(answer.ms);
-      }
-    });
+    const readers = startReaders({ url: coursesUrl(hits), keys: aKeys, askEveryMs: ASK_EVERY_MS });
     await new Promise((resolve) => setTimeout(resolve, 2000));
     await stallMs(hits);
-    const besideB = await loadB(hits, b.full, options.duration);
+    const besideB = await loadB(hits, b.full, options.duration, readers.child);
     const besideStall = await stallMs(hits);
     running = false;
-    await Promise.all([editor, ...readers]);
+    const [aTimes] = await Promise.all([readers.stop(), editor]);
     const beside = { ...besideB, stallMs: besideStall, aAnswers: aTimes.length, aMeanMs: aTimes.reduce((sum, ms) => sum + ms, 0) / aTimes.length };
 
     return {

@@ -155,6 +155,11 @@ export async function cpuSeconds(child: ChildProcess): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** How long the process's main thread has waited for a core so far (ms): the second field of `/proc/<pid>/schedstat`. */
+export async function runQueueWaitMs(child: ChildProcess): Promise<number> {
+  return Number((await readFile(`/proc/${child.pid}/schedstat`, 'utf8')).split(' ')[1]) / 1e6;
+}
+
 /** Fields of the process's memory as Linux counts it (`VmRSS`, `VmHWM`, `RssFile`, …), in MB. */
 export async function memoryMb<F extends string>(child: ChildProcess, fields: readonly F[]): Promise<Record<F, number>> {
   const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
