@@ -23,7 +23,7 @@ import { CostBudget, useCostBudget, type SpentCost } from './cost-budget.ts';
 import { documentGate } from './document-gate.ts';
 import { DOCUMENT_LIMITS, documentLimits } from './document-limits.ts';
 import { explorerRouter } from './explorer-page.ts';
-import { graphqlHandler } from './graphql-handler.ts';
+import { graphqlHandler, stringifyResult } from './graphql-handler.ts';
 import { useFieldUsage } from './field-usage.ts';
 import { usePersonalDataGrant } from './personal-data-grant.ts';
 import { answerErrors, notFound, sendListenerError } from './listener-errors.ts';
@@ -145,6 +145,8 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     ...limits,
     // Documents named by hash are the registered ones (document-gate.ts), never a cache a client fills.
     persistedQueries: false,
+    // The answer's JSON; graphqlHandler writes it with its newline (graphql-handler.ts).
+    stringifyResult,
     // The explorer is ours (explorer-page.ts): Apollo's landing page would load its code from a CDN.
     plugins: [
       usePersonalDataGrant(options.schema, options.registry),
