@@ -1,5 +1,6 @@
 import { requireManager } from '../workspaces/member-store.ts';
 import type { Database, Queryable } from '../db/database.ts';
+import { transactionRetryingDeadlocks } from '../db/deadlock-retry.ts';
 import { InputError } from '../input-error.ts';
 import { generateWebhookSecret } from '../auth/secret-format.ts';
 import { newId } from '../db/ids.ts';
@@ -258,9 +259,13 @@ export async function recoverDeliveries(db: Database, endpointId: string, since:
   });
 }
 
-/** A removed endpoint gets no new events, and its pending deliveries stop. */
+/**
+ * A removed endpoint gets no new events, and its pending deliveries stop. A worker's claim may be
+ * leasing some of those deliveries at the same moment, in another order: the removal is run again
+ * when it was the deadlock's victim.
+ */
 export async function removeEndpoint(db: Database, id: string): Promise<{ id: string; state: 'removed' }> {
-  return db.transaction(async (tx) => {
+  return transactionRetryingDeadlocks(db, async (tx) => {
     const updated = await tx.query('UPDATE webhook_endpoints SET removed_at = coalesce(removed_at, now()) WHERE id = $1', [id]);
     if (updated.rowCount === 0) throw new InputError(`No webhook endpoint with id ${JSON.stringify(id)}`);
     await tx.query(
