@@ -4,7 +4,7 @@ import { revokeApiKey } from '../../src/auth/api-key-store.ts';
 import { openSharedDatabase, type SharedDatabase } from '../support/databases.ts';
 import { contractFixture, seedWorkspace } from '../support/seed.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
-import { DATABASE_TARGETS, describeOnEachDatabase, describeOnEachStore, type LimiterStore } from '../support/variants.ts';
+import { DATABASE_TARGETS, describeOnEachDatabase, describeOnEachStore, redisUrlWithDatabase, type LimiterStore } from '../support/variants.ts';
 
 const COURSES = '/api/public/v1/courses';
 
@@ -32,7 +32,7 @@ describeOnEachStore(DATABASE_TARGETS, stores, 'two API processes on %s sharing t
 
   beforeAll(async () => {
     deployment = await openSharedDatabase(target, 20);
-    const env = { ...deployment.env, RATE_LIMIT_STORE: store, ...(store === 'redis' ? { REDIS_URL: process.env.REDIS_URL! } : {}) };
+    const env = { ...deployment.env, RATE_LIMIT_STORE: store, ...(store === 'redis' ? { REDIS_URL: redisUrlWithDatabase(12) } : {}) };
     [one, two] = await Promise.all([startServerProcess(env), startServerProcess(env)]);
   });
   afterAll(async () => {

@@ -56,3 +56,14 @@ export function variantsNotRun(): string[] {
   if (!process.env.REDIS_URL) notes.push('the Redis rate-limit store variants (REDIS_URL is not set)');
   return notes;
 }
+
+/**
+ * REDIS_URL with its logical database `index`: for a test whose shared counters must not meet
+ * other files' running at the same time from the same client address (the failed-authentication
+ * count of 127.0.0.1), each such file with an index of its own.
+ */
+export function redisUrlWithDatabase(index: number): string {
+  const url = new URL(process.env.REDIS_URL!);
+  url.pathname = `/${index}`;
+  return url.toString();
+}
