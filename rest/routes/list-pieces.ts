@@ -1,6 +1,6 @@
 import type { BuiltPieces, PieceSource } from '../../src/answer-cache/answer-cache.ts';
 import { TurnBudget } from '../../src/answer-cache/pieces.ts';
-import { bookingVersions, courseRunVersions } from '../../src/db/piece-versions.ts';
+import { bookingVersions, courseRunListing } from '../../src/db/piece-versions.ts';
 import { executeOperation, type KnownRows, type OperationRuntime } from '../../src/graphql/execute-operation.ts';
 import { PUBLIC_BOOKINGS_LENGTH, type CompiledOperations } from '../../src/graphql/operations.ts';
 import { bookingsOf, courseRunsOf, toBooking, toCourse } from '../../src/graphql/public-representation.ts';
@@ -32,7 +32,7 @@ export function coursePieces(runtime: ListRuntime, workspaceId: string, primed: 
   return {
     separator: ',',
     batch: RUNS_PER_BUILD,
-    list: async (connection) => ({ frame: '', pieces: await courseRunVersions(connection, workspaceId) }),
+    list: async (connection, previous) => ({ frame: '', ...(await courseRunListing(connection, workspaceId, previous)) }),
     async build(db, runIds) {
       const data = await executeOperation({ ...runtime, db }, runtime.operations.coursesOfRuns, { workspaceId, calendar: false, runIds: [...runIds] }, primed);
       return serialised(courseRunsOf(data), toCourse);

@@ -157,7 +157,7 @@ export class AnswerCache {
       // then builds only what changed since, instead of each version building everything alike.
       this.#pieceBuilds.inTurn(key, async () => {
         const previous = entries.peek(key);
-        const reusable = previous?.pieced && piecesCarryOver(previous.version, version) ? previous.pieced : null;
+        const reusable = previous?.pieced && !previous.pieced.handedOn && piecesCarryOver(previous.version, version) ? previous.pieced : null;
         const body = await this.#piecesOf(source, this.#db, reusable);
         return this.#build(key, version, learnt, body.chunks, body);
       }),
@@ -166,7 +166,7 @@ export class AnswerCache {
   }
 
   async #piecesOf(source: PieceSource, db: BuildTarget, previous: PiecedBody | null): Promise<PiecedBody> {
-    const listed = await db.withConnection((connection) => source.list(connection));
+    const listed = await db.withConnection((connection) => source.list(connection, previous?.listed ?? null));
     const body = await buildInPieces(source, db, listed, previous);
     this.pieces.built += body.built;
     this.pieces.reused += body.index.size - Math.min(body.index.size, body.built);

@@ -1,6 +1,6 @@
 import type { BuiltPieces, PieceSource } from '../answer-cache/answer-cache.ts';
 import { TurnBudget } from '../answer-cache/pieces.ts';
-import { courseRunVersions, workspaceVersion } from '../db/piece-versions.ts';
+import { courseRunListing, workspaceVersion } from '../db/piece-versions.ts';
 import { executeOperation, type OperationRuntime } from '../graphql/execute-operation.ts';
 import type { CompiledOperation, CourseRunResult } from '../graphql/operations.ts';
 import { calendarFrame, courseEvents, renderCalendar, type CalendarCourse } from './ics.ts';
@@ -54,7 +54,7 @@ export function calendarPieces(runtime: OperationRuntime, operation: CompiledOpe
   return {
     separator: '',
     batch: RUNS_PER_BUILD,
-    list: async (connection) => ({ frame: await workspaceVersion(connection, workspaceId), pieces: await courseRunVersions(connection, workspaceId) }),
+    list: async (connection, previous) => ({ frame: await workspaceVersion(connection, workspaceId), ...(await courseRunListing(connection, workspaceId, previous)) }),
     async build(db, runIds): Promise<BuiltPieces> {
       const data = await executeOperation({ ...runtime, db }, operation, { workspaceId, calendar: true, runIds: [...runIds] });
       const { head, tail } = calendarFrame(data.workspace?.name ?? DEFAULT_NAME);
