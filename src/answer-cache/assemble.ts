@@ -94,8 +94,11 @@ function chunkAt(reuse: ChunkReuse, pieces: readonly PieceVersion[], at: number)
 export interface Assembly {
   separator: string;
   head: string;
-  tail: string;
+  /** The tail as of the last piece built (read once the pieces are written). */
+  tail: () => string;
   listed: Listed;
+  /** A promise when the piece is still to be built (its batch not read yet); null when `pieceOf` can answer now. */
+  pending: (id: string) => Promise<void> | null;
   pieceOf: (id: string) => string | Buffer | undefined;
   reuse: ChunkReuse | null;
   index: AssemblyIndex;
@@ -107,7 +110,7 @@ export interface Assembly {
  * taken as it is (`reuse`), so that a change copies a chunk or two, not the whole answer; with an
  * index handed on, the pieces of such a chunk are not even touched.
  */
-export async function assemble({ separator, head, tail, listed, pieceOf, reuse, index }: Assembly): Promise<PiecedBody> {
+export async function assemble({ separator, head, tail: tailNow, listed, pending: building, pieceOf, reuse, index }: Assembly): Promise<PiecedBody> {
   const budget = new TurnBudget();
   const chunks: Buffer[] = [];
   const chunkPieces: Array<readonly string[] | null> = [];
@@ -174,6 +177,8 @@ export async function assemble({ separator, head, tail, listed, pieceOf, reuse, 
       at += ids.length - 1;
       continue;
     }
+    const waiting = building(piece.id);
+    if (waiting) await waiting;
     const value = pieceOf(piece.id);
     // Listed when the versions were read, no longer when its piece was built: a later state, shown early.
     if (value === undefined) {
@@ -187,6 +192,7 @@ export async function assemble({ separator, head, tail, listed, pieceOf, reuse, 
     if (pending >= CHUNK) flush();
     if (budget.spent) await budget.pause();
   }
+  const tail = tailNow();
   if (tail.length > 0) framed = true;
   add(null, '', tail);
   if (pending > 0 || chunks.length === 0) flush();

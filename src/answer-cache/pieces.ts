@@ -53,7 +53,8 @@ export function piecesCarryOver(kept: DataVersion, now: DataVersion): boolean {
  * The answer for `listed` (the pieces in order with their versions), built from `previous`
  * wherever a piece's version is the one kept, and from `source` for the rest: only the changed
  * pieces are read and serialised again. `previous` null builds every piece. Pieces are built
- * `source.batch` at a time and assembled in slices, yielding between them.
+ * `source.batch` at a time, each batch when the assembly reaches it, and assembled in slices,
+ * yielding between them.
  *
  * When the listing says what changed since `previous`'s, the work grows with the change: only
  * the changed pieces are compared, and `previous`'s index is handed on and updated where they lie
@@ -70,22 +71,45 @@ export async function buildInPieces(source: PieceSource, db: BuildTarget, listed
   }
   let head = previous?.head ?? '';
   let tail = previous?.tail ?? '';
+  // Built pieces wait here until assembled, then go: a cold build's texts die young, batch by batch.
   const fresh = new Map<string, string>();
+  const asked = new Set<string>();
+  let next = 0;
+  const buildNext = async () => {
+    if (next > 0) await nextTurn();
+    const ids = wanted.slice(next, (next += source.batch));
+    const built = await source.build(db, ids);
+    tail = built.tail;
+    for (const id of ids) asked.add(id);
+    for (const [id, text] of built.pieces) fresh.set(id, text);
+    return built;
+  };
   const frameKnown = previous !== null && previous.listed.frame === listed.frame;
-  if (wanted.length > 0 || !frameKnown) {
-    for (let start = 0; start === 0 || start < wanted.length; start += source.batch) {
-      const built = await source.build(db, wanted.slice(start, start + source.batch));
-      head = built.head;
-      tail = built.tail;
-      for (const [id, text] of built.pieces) fresh.set(id, text);
-      if (start + source.batch < wanted.length) await nextTurn();
-    }
-  }
+  if (wanted.length > 0 || !frameKnown) head = (await buildNext()).head;
   const rebuilt = new Set(wanted);
   const reuse = reusableChunks(previous, rebuilt, changed);
   const index = changed ? handOn(previous!, changed) : { entries: new Map<string, KeptPiece>(), bytes: 0, filled: false };
-  const pieceOf = (id: string) => fresh.get(id) ?? (rebuilt.has(id) ? undefined : previous?.index.get(id)?.bytes);
-  const body = await assemble({ separator: source.separator, head, tail, listed, pieceOf, reuse, index });
+  const pending = async (id: string) => {
+    while (!asked.has(id) && next < wanted.length) await buildNext();
+  };
+  const pieceOf = (id: string) => {
+    const text = fresh.get(id);
+    if (text !== undefined) {
+      fresh.delete(id);
+      return text;
+    }
+    return rebuilt.has(id) ? undefined : previous?.index.get(id)?.bytes;
+  };
+  const body = await assemble({
+    separator: source.separator,
+    head,
+    tail: () => tail,
+    listed,
+    pending: (id) => (rebuilt.has(id) && !asked.has(id) ? pending(id) : null),
+    pieceOf,
+    reuse,
+    index,
+  });
   body.built = wanted.length;
   return body;
 }
