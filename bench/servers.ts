@@ -160,6 +160,12 @@ export async function runQueueWaitMs(child: ChildProcess): Promise<number> {
   return Number((await readFile(`/proc/${child.pid}/schedstat`, 'utf8')).split(' ')[1]) / 1e6;
 }
 
+/** CPU time the machine's hypervisor gave to others while this machine's cores wanted it (`steal` of /proc/stat, all cores), in ms. */
+export async function stolenMs(): Promise<number> {
+  const fields = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!.trim().split(/\s+/);
+  return (Number(fields[8] ?? 0) * 1000) / 100;
+}
+
 /** Fields of the process's memory as Linux counts it (`VmRSS`, `VmHWM`, `RssFile`, …), in MB. */
 export async function memoryMb<F extends string>(child: ChildProcess, fields: readonly F[]): Promise<Record<F, number>> {
   const status = await readFile(`/proc/${child.pid}/status`, 'utf8');

@@ -47,15 +47,15 @@ const WRITTEN_SINCE = (xmin: string) => `age(${xmin}) <= age($2::text::xid)`;
  * The runs of the workspace written since the mark `$2`, directly or through their template:
  * their versions, and for a listed one the run just before it in the listing now, by the
  * listing's own order and collation (else null); with the number of listed runs and the mark of
- * this statement's snapshot. One row when nothing changed. One pass over the workspace's run rows
- * (no session, no sort); only what changed is sent.
+ * this statement's snapshot, and how many transactions ago the mark was. One row when nothing
+ * changed. One pass over the workspace's run rows (no session, no sort); only what changed is sent.
  */
 const COURSE_RUN_CHANGES =
-  `WITH n AS MATERIALIZED (SELECT count(*) FILTER (WHERE listed_from IS NOT NULL) AS listed,` +
+  `WITH n AS MATERIALIZED (SELECT count(*) FILTER (WHERE listed_from IS NOT NULL) AS listed, age($2::text::xid) AS mark_age,` +
   ` coalesce(array_agg(id) FILTER (WHERE ${WRITTEN_SINCE('xmin')}), '{}') AS ids FROM course_runs WHERE workspace_id = $1),` +
   ` changed AS MATERIALIZED (SELECT unnest(n.ids) AS id FROM n UNION SELECT w.id FROM course_runs w WHERE w.template_id IN` +
   ` (SELECT wt.id FROM course_templates wt WHERE wt.workspace_id = $1 AND ${WRITTEN_SINCE('wt.xmin')}))` +
-  ` SELECT c.id, c.version, c.after_id, n.listed::text, (pg_snapshot_xmin(pg_current_snapshot())::text::int8 % 4294967296)::text` +
+  ` SELECT c.id, c.version, c.after_id, n.listed::text, (pg_snapshot_xmin(pg_current_snapshot())::text::int8 % 4294967296)::text, n.mark_age` +
   ` FROM n LEFT JOIN LATERAL (SELECT r.id, r.xmin::text || '.' || t.xmin::text AS version,` +
   ` CASE WHEN r.listed_from IS NOT NULL THEN coalesce((SELECT p.id FROM course_runs p WHERE p.workspace_id = $1 AND p.listed_from IS NOT NULL` +
   ` AND (p.listed_from, p.id) < (r.listed_from, r.id) ORDER BY p.listed_from DESC, p.id DESC LIMIT 1), '') END AS after_id` +
@@ -104,11 +104,16 @@ export async function courseRunListing(db: Queryable, workspaceId: string, previ
   return { pieces: toPieces(await db.queryArrays(COURSE_RUN_VERSIONS, [workspaceId])), mark };
 }
 
+/** A mark this many transactions old is too old to compare with (ids wrap at 2³², compare within 2³¹). */
+const MARK_AGE_LIMIT = 1_000_000_000;
+
 /** `pieces` with the changed runs of `rows` (COURSE_RUN_CHANGES) taken out and put back where listed; null when the result cannot be trusted. */
 function mergeChanges(pieces: readonly PieceVersion[], rows: unknown[][]): RunListing | null {
   const first = rows[0];
   if (!first) return null;
-  const [listedCount, mark] = [Number(first[3]), String(first[4])];
+  const [listedCount, mark, markAge] = [Number(first[3]), String(first[4]), Number(first[5])];
+  // Transaction ids compare within half their range only: a mark that old, the runs are listed again.
+  if (!(markAge >= 0 && markAge < MARK_AGE_LIMIT)) return null;
   const changed = new Map<string, string | null>();
   // The changed listed runs by the id of the run before each ('' for the first): one chain per kept run.
   const after = new Map<string, PieceVersion>();
