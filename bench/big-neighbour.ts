@@ -102,6 +102,13 @@ function timedGet(url: string, key: string): Promise<{ ms: number; totalMs: numb
   });
 }
 
+/** B's two answers asked ten times each, one at a time: the code paths of a build and a hit compiled before anything is measured. */
+async function warm(server: Served, key: string): Promise<void> {
+  for (let i = 0; i < 10; i += 1) {
+    for (const path of ['/api/public/v1/courses', '/api/public/v1/bookings']) await timedGet(`${server.url}${path}`, key);
+  }
+}
+
 const WRK_SCRIPT = `local paths = { "/api/public/v1/courses", "/api/public/v1/bookings" }
 local i = 0
 request = function()
@@ -119,17 +126,6 @@ const wrkMs = (text: string) => {
  * B's load: wrk (a process of its own), 4 connections, each alternating /courses and /bookings;
  * with what the facade (and A's readers, when given) used of the machine meanwhile.
  */
-/** B's two answers asked ten times each, one at a time: the code paths of a build and a hit compiled before anything is measured. */
-async function warm(server: Served, key: string): Promise<void> {
-  for (let i = 0; i < 10; i += 1) {
-    for (const path of ['/api/public/v1/courses', '/api/public/v1/bookings']) {
-      const answer = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
-      if (answer.status !== 200) throw new Error(`B's ${path} while warming: ${answer.status}`);
-      await answer.arrayBuffer();
-    }
-  }
-}
-
 async function loadB(server: Served, key: string, seconds: number, readers?: ChildProcess): Promise<Omit<Phase, 'stallMs' | 'aAnswers' | 'aMeanMs'>> {
   const script = join(tmpdir(), 'big-neighbour-b.lua');
   await writeFile(script, WRK_SCRIPT);

@@ -89,7 +89,7 @@ export async function buildInPieces(source: PieceSource, db: BuildTarget, listed
   const rebuilt = new Set(wanted);
   const reuse = reusableChunks(previous, rebuilt, changed);
   const index = changed ? handOn(previous!, changed) : { entries: new Map<string, KeptPiece>(), bytes: 0, filled: false };
-  const pending = async (id: string) => {
+  const buildUntil = async (id: string) => {
     while (!asked.has(id) && next < wanted.length) await buildNext();
   };
   const pieceOf = (id: string) => {
@@ -105,7 +105,7 @@ export async function buildInPieces(source: PieceSource, db: BuildTarget, listed
     head,
     tail: () => tail,
     listed,
-    pending: (id) => (rebuilt.has(id) && !asked.has(id) ? pending(id) : null),
+    pending: (id) => (rebuilt.has(id) && !asked.has(id) ? buildUntil(id) : null),
     pieceOf,
     reuse,
     index,

@@ -85,7 +85,7 @@ describeOnEachDatabase('the listing of changed runs on %s', (target) => {
     expectBack(next, [ws.ids.r4!]);
   });
 
-  it('a session moved across the order: its run alone comes back, in its new place', async () => {
+  it('resources.course-order: a session moved across the order: its run alone comes back, in its new place', async () => {
     const next = await afterChange(() => sql.query('UPDATE sessions SET starts_at = $2 WHERE id = $1', [ws.ids.s2, day(40)]));
     expectBack(next, [ws.ids.r2!]);
     expect(next.pieces.at(-1)!.id).toBe(ws.ids.r2);
