@@ -8,7 +8,9 @@
  *   src/{auth,calendar,webhooks,workspaces,…}/      features and their stores (the answer cache among them)
  *   src/graphql/                                    schema, fixed operations, in-process execution
  *   src/loaders/                                    per-request DataLoaders
- *   src/db/                                         pool, migrations, registry, generated SQL
+ *   src/sql/                                        SQL generated from the resource model
+ *   src/model/                                      the resource model: catalog, overlay, registry
+ *   src/db/                                         database plumbing: pools, embedded, replicas, migrations
  *   src/{config,errors,flights,http-answers,input-error,logger,package-root}.ts, src/contract/   ground floor
  *
  * bench/ stands beside the service: it may import any of it, and nothing of the service imports it.
@@ -29,17 +31,31 @@ module.exports = {
     },
     {
       name: 'db-imports-only-the-ground-floor',
-      comment: 'The data layer knows nothing of loaders, GraphQL, features or the ways in.',
+      comment: 'The database plumbing knows nothing of the resource model, SQL generation, loaders, GraphQL, features or the ways in.',
       severity: 'error',
       from: { path: '^src/db/' },
       to: { path: '^(src|rest)/', pathNot: `^src/db/|${GROUND}` },
+    },
+    {
+      name: 'model-imports-only-the-plumbing',
+      comment: 'The resource model reads the catalog through the plumbing; it generates no SQL and knows no request.',
+      severity: 'error',
+      from: { path: '^src/model/' },
+      to: { path: '^(src|rest)/', pathNot: `^src/(model|db)/|${GROUND}` },
+    },
+    {
+      name: 'sql-imports-only-the-model',
+      comment: 'SQL generation reads the resource model; it knows nothing of loaders, GraphQL or features.',
+      severity: 'error',
+      from: { path: '^src/sql/' },
+      to: { path: '^(src|rest)/', pathNot: `^src/(sql|model|db)/|${GROUND}` },
     },
     {
       name: 'loaders-import-only-the-data-layer',
       comment: 'Loaders receive what they need (selected field names, rows) instead of importing GraphQL helpers.',
       severity: 'error',
       from: { path: '^src/loaders/' },
-      to: { path: '^(src|rest)/', pathNot: `^src/(loaders|db)/|${GROUND}` },
+      to: { path: '^(src|rest)/', pathNot: `^src/(loaders|sql|model|db)/|${GROUND}` },
     },
     {
       name: 'only-graphql-uses-loaders',
@@ -52,7 +68,7 @@ module.exports = {
       name: 'graphql-is-below-the-features',
       severity: 'error',
       from: { path: '^src/graphql/' },
-      to: { path: '^(src|rest)/', pathNot: `^src/(graphql|loaders|db)/|${GROUND}` },
+      to: { path: '^(src|rest)/', pathNot: `^src/(graphql|loaders|sql|model|db)/|${GROUND}` },
     },
     {
       name: 'features-are-below-the-ways-in',

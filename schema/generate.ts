@@ -8,10 +8,10 @@
  * contract's field and the ways out; no failure prints a stack trace.
  */
 import { writeFile } from 'node:fs/promises';
-import { catalog } from '../src/db/catalog.generated.ts';
+import { catalog } from '../src/model/catalog.generated.ts';
 import { MigrationError } from '../src/db/migrate.ts';
-import { overlay } from '../src/db/overlay.ts';
-import { ModelError } from '../src/db/resource-model.ts';
+import { overlay } from '../src/model/overlay.ts';
+import { ModelError } from '../src/model/resource-model.ts';
 import { brokenOperations } from '../src/graphql/operation-problems.ts';
 import { generatedFiles, migratedCatalog, staleFiles } from './generated-files.ts';
 

@@ -2,12 +2,12 @@ import { readFile } from 'node:fs/promises';
 import { codegen } from '@graphql-codegen/core';
 import * as typescriptOperations from '@graphql-codegen/typescript-operations';
 import { buildSchema, isObjectType, isInputObjectType, isEnumType, parse, printSchema, type GraphQLNamedType, type GraphQLSchema } from 'graphql';
-import { catalogDifferences, catalogModule, parseCatalogModule, readCatalog, type Catalog } from '../src/db/catalog.ts';
+import { catalogDifferences, catalogModule, parseCatalogModule, readCatalog, type Catalog } from '../src/model/catalog.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { emptyClusterDump } from '../src/db/empty-cluster.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { overlay } from '../src/db/overlay.ts';
-import { deriveModel } from '../src/db/resource-model.ts';
+import { overlay } from '../src/model/overlay.ts';
+import { deriveModel } from '../src/model/resource-model.ts';
 import { operationSources } from '../src/graphql/operations.ts';
 import { createSchema, internalSchema } from '../src/graphql/schema.ts';
 
@@ -17,7 +17,7 @@ import { createSchema, internalSchema } from '../src/graphql/schema.ts';
  * overlay, the fixed operations' result types from their documents and the schema (GraphQL Code
  * Generator). All three are committed; `npm run build` and the suite fail while one is stale.
  */
-export const CATALOG_FILE = 'src/db/catalog.generated.ts';
+export const CATALOG_FILE = 'src/model/catalog.generated.ts';
 export const SDL_FILE = 'schema/internal.graphql';
 export const OPERATION_TYPES_FILE = 'src/graphql/operation-types.generated.ts';
 

@@ -11,14 +11,14 @@ import { cp, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import v8 from 'node:v8';
-import { catalogDifferences, readCatalog } from './db/catalog.ts';
-import { catalog } from './db/catalog.generated.ts';
+import { catalogDifferences, readCatalog } from './model/catalog.ts';
+import { catalog } from './model/catalog.generated.ts';
 import { openDatabase } from './db/database.ts';
 import { emptyClusterDump } from './db/empty-cluster.ts';
 import { EMBEDDED_TEMPLATE_DIR, EMBEDDED_TEMPLATE_INFO, type TemplateInfo } from './db/embedded-template.ts';
 import { MigrationError, migrate } from './db/migrate.ts';
-import { overlay } from './db/overlay.ts';
-import { ModelError } from './db/resource-model.ts';
+import { overlay } from './model/overlay.ts';
+import { ModelError } from './model/resource-model.ts';
 import { importDemo, readDemoFixture } from './demo/demo.ts';
 import { brokenOperations } from './graphql/operation-problems.ts';
 import { isInputError } from './input-error.ts';
@@ -36,7 +36,7 @@ async function build(dataDir: string, fixture: unknown): Promise<string | null> 
       const broken = brokenOperations(catalog, migrated, overlay, added);
       // npm run generate would refuse these too: say so here, not "run npm run generate".
       if (broken.length > 0) return `${broken.join('\n')}\nnpm run generate refuses the same, and writes nothing, until one of the two is done.`;
-      return `src/db/catalog.generated.ts is stale:\n  - ${differences.map((line) => `${line} in the file, against the migrations`).join('\n  - ')}\nRun npm run generate, then npm run build.`;
+      return `src/model/catalog.generated.ts is stale:\n  - ${differences.map((line) => `${line} in the file, against the migrations`).join('\n  - ')}\nRun npm run generate, then npm run build.`;
     }
     await importDemo(db, fixture);
     return null;

@@ -10,9 +10,9 @@ import { openDatabase, openPoolBeside, type Database, type PoolShare } from './d
 import { copyEmbeddedTemplate, personaliseTemplateCopy, type TemplateInfo } from './db/embedded-template.ts';
 import { migrate } from './db/migrate.ts';
 import { ReplicaSet } from './db/replicas.ts';
-import type { ResourceModel } from './db/resource-model.ts';
-import { databaseDifferences, serviceModel, staleBuild } from './db/service-model.ts';
-import { joinedResource } from './db/sql-builder.ts';
+import type { ResourceModel } from './model/resource-model.ts';
+import { databaseDifferences, serviceModel, staleBuild } from './model/service-model.ts';
+import { joinedResource } from './sql/sql-builder.ts';
 import { compileOperations } from './graphql/operations.ts';
 import { createInternalApp, type InternalApp } from './internal-api/internal-app.ts';
 import { createSchema, internalSchema } from './graphql/schema.ts';
@@ -86,7 +86,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       await migrate(db);
       const differences = await databaseDifferences(db, model);
       if (differences.length > 0) {
-        throw new Error(`The database disagrees with the catalog this build was made from (src/db/catalog.generated.ts):\n  - ${differences.join('\n  - ')}`);
+        throw new Error(`The database disagrees with the catalog this build was made from (src/model/catalog.generated.ts):\n  - ${differences.join('\n  - ')}`);
       }
     }
     const { registry } = model;

@@ -4,7 +4,7 @@ import fresh from 'fresh';
 import type { AnswerCache } from '../../src/answer-cache/answer-cache.ts';
 import { buildCalendarFeed, calendarPieces } from '../../src/calendar/feed.ts';
 import { FEED_PATH_PREFIX, type ActiveFeed } from '../../src/calendar/feed-token-store.ts';
-import type { DataVersion } from '../../src/db/data-versions.ts';
+import type { DataVersion } from '../../src/answer-cache/data-version-store.ts';
 import type { Database } from '../../src/db/database.ts';
 import { ApiError } from '../../src/errors.ts';
 import type { OperationRuntime } from '../../src/graphql/execute-operation.ts';

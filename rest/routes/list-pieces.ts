@@ -1,6 +1,6 @@
 import type { BuiltPieces, PieceSource } from '../../src/answer-cache/answer-cache.ts';
 import { TurnBudget } from '../../src/answer-cache/pieces.ts';
-import { bookingVersions, courseRunListing } from '../../src/db/piece-versions.ts';
+import { bookingVersions, courseRunListing } from '../../src/answer-cache/piece-version-store.ts';
 import { executeOperation, type KnownRows, type OperationRuntime } from '../../src/graphql/execute-operation.ts';
 import { PUBLIC_BOOKINGS_LENGTH, type CompiledOperations } from '../../src/graphql/operations.ts';
 import { bookingsOf, courseRunsOf, toBooking, toCourse } from '../../src/graphql/public-representation.ts';
@@ -27,7 +27,7 @@ async function serialised<T extends { id: string }>(items: readonly T[], toJson:
   return { head: HEAD, tail: TAIL, pieces };
 }
 
-/** /courses in pieces: one per listed course run, its version the rows it is built from (src/db/piece-versions.ts). */
+/** /courses in pieces: one per listed course run, its version the rows it is built from (src/answer-cache/piece-version-store.ts). */
 export function coursePieces(runtime: ListRuntime, workspaceId: string, primed: KnownRows): PieceSource {
   return {
     separator: ',',

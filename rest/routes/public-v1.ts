@@ -1,7 +1,7 @@
 import type { AnswerCache, AnswerRequest, BuildAnswer, PieceSource } from '../../src/answer-cache/answer-cache.ts';
 import type { ActiveApiKey, Authenticator } from '../../src/auth/authenticator.ts';
 import type { Database } from '../../src/db/database.ts';
-import type { ResourceRegistry } from '../../src/db/resource-registry.ts';
+import type { ResourceRegistry } from '../../src/model/resource-registry.ts';
 import { executeOperation } from '../../src/graphql/execute-operation.ts';
 import type { CompiledOperations } from '../../src/graphql/operations.ts';
 import { bookingsOf, courseRunsOf, toBooking, toCourse } from '../../src/graphql/public-representation.ts';

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { Flights, NextFlights, Turns } from '../flights.ts';
 import type { Database } from '../db/database.ts';
-import { committedCount, inVersionSnapshot, readDataVersion, type DataVersion } from '../db/data-versions.ts';
+import { committedCount, inVersionSnapshot, readDataVersion, type DataVersion } from './data-version-store.ts';
 import type { ReplicaSet } from '../db/replicas.ts';
 import { isDatabaseUnavailable } from '../errors.ts';
 import { keyOf, type Answer, type AnswerRequest } from './answer-request.ts';

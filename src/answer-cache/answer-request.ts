@@ -1,4 +1,4 @@
-import type { DataVersion } from '../db/data-versions.ts';
+import type { DataVersion } from './data-version-store.ts';
 
 /**
  * How a request's answer was produced. It travels with the answer to the request's state, where

@@ -1,4 +1,4 @@
-import type { PieceVersion } from '../db/piece-versions.ts';
+import type { PieceVersion } from './piece-version-store.ts';
 import { TurnBudget } from './turn-budget.ts';
 
 /** The chunks an answer is written in: large enough for few writes, small enough to copy in a moment. */
@@ -8,7 +8,7 @@ const CHUNK = 64 * 1024;
 export interface Listed {
   frame: string;
   pieces: PieceVersion[];
-  /** Where the listing's snapshot stood, for a source that lists changes since (src/db/piece-versions.ts). */
+  /** Where the listing's snapshot stood, for a source that lists changes since (src/answer-cache/piece-version-store.ts). */
   mark?: string;
   /**
    * Listed from a previous listing and what changed since: the pieces whose rows were written

@@ -1,5 +1,5 @@
 import type { Database, Queryable } from '../db/database.ts';
-import { committedCount, serverOf, type DataVersion } from '../db/data-versions.ts';
+import { committedCount, serverOf, type DataVersion } from './data-version-store.ts';
 import { assemble, indexEntryBytes, reusableChunks, type AssemblyIndex, type KeptPiece, type Listed, type PiecedBody } from './assemble.ts';
 import { nextTurn } from './turn-budget.ts';
 
@@ -43,7 +43,7 @@ export interface PieceSource {
  * ids name writers on one server only: not across server starts. And only while the count grew:
  * the triggers only ever add to it, so a count that did not grow means `data_versions` was written
  * back by something else (a restore), which may have loaded rows without the triggers that keep
- * each run's version (src/db/piece-versions.ts): then every piece is built again.
+ * each run's version (src/answer-cache/piece-version-store.ts): then every piece is built again.
  */
 export function piecesCarryOver(kept: DataVersion, now: DataVersion): boolean {
   return serverOf(kept) === serverOf(now) && committedCount(now) > committedCount(kept);

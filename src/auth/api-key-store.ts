@@ -1,5 +1,5 @@
 import type { Database, Queryable } from '../db/database.ts';
-import type { JoinedResource } from '../db/sql-builder.ts';
+import type { JoinedResource } from '../sql/sql-builder.ts';
 import { InputError } from '../input-error.ts';
 import { requireManager } from '../workspaces/member-store.ts';
 import { AllowList } from './key-policy.ts';

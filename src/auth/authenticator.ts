@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Database } from '../db/database.ts';
-import type { JoinedResource } from '../db/sql-builder.ts';
+import type { JoinedResource } from '../sql/sql-builder.ts';
 import { ApiError } from '../errors.ts';
 import { Flights } from '../flights.ts';
 import type { FailureGuard } from '../rate-limit/failure-guard.ts';

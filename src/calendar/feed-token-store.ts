@@ -2,7 +2,7 @@ import { requireManager } from '../workspaces/member-store.ts';
 import { readIssuerTag } from '../auth/issuer-key-store.ts';
 import { generateFeedToken, sha256 } from '../auth/secret-format.ts';
 import type { Database } from '../db/database.ts';
-import { dataVersionExpression, toDataVersion, type DataVersion } from '../db/data-versions.ts';
+import { dataVersionExpression, toDataVersion, type DataVersion } from '../answer-cache/data-version-store.ts';
 import { InputError } from '../input-error.ts';
 
 export const FEED_PATH_PREFIX = '/api/calendar/v1/';

@@ -1,6 +1,6 @@
 import type { BuiltPieces, PieceSource } from '../answer-cache/answer-cache.ts';
 import { TurnBudget } from '../answer-cache/pieces.ts';
-import { courseRunListing, workspaceVersion } from '../db/piece-versions.ts';
+import { courseRunListing, workspaceVersion } from '../answer-cache/piece-version-store.ts';
 import { executeOperation, type OperationRuntime } from '../graphql/execute-operation.ts';
 import type { CompiledOperation, CourseRunResult } from '../graphql/operations.ts';
 import { calendarFrame, courseEvents, renderCalendar, type CalendarCourse } from './ics.ts';

@@ -1,6 +1,6 @@
 import type { GraphQLSchema } from 'graphql';
-import { FILTER_OPERATORS, fieldDefinition, personalFields, type FieldDefinition, type FilterOperator, type ResourceDefinition, type ResourceRegistry } from '../db/resource-registry.ts';
-import { connectionOrder, type ConnectionOrderTerm } from '../db/sql-builder.ts';
+import { FILTER_OPERATORS, fieldDefinition, personalFields, type FieldDefinition, type FilterOperator, type ResourceDefinition, type ResourceRegistry } from '../model/resource-registry.ts';
+import { connectionOrder, type ConnectionOrderTerm } from '../sql/sql-builder.ts';
 import { MAX_PAGE_SIZE } from '../loaders/connection-arguments.ts';
 
 /** A generated connection field: `Type.field` pages the rows of `resource.relation`. */

@@ -1,7 +1,7 @@
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ExecutionResult } from 'graphql';
 import type { Database, Queryable } from '../db/database.ts';
-import type { ResourceRegistry } from '../db/resource-registry.ts';
+import type { ResourceRegistry } from '../model/resource-registry.ts';
 import { ApiError, toApiError } from '../errors.ts';
 import { Loaders, type LoaderOptions, type Row } from '../loaders/loaders.ts';
 import type { CompiledOperation, OperationName, OperationResults } from './operations.ts';

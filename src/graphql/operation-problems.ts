@@ -14,9 +14,9 @@ import {
   type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql';
-import type { Catalog } from '../db/catalog.ts';
-import { camelCase } from '../db/naming.ts';
-import { MODEL_SOURCES, deriveModel, type Overlay, type ResourceModel, type TableOverlay } from '../db/resource-model.ts';
+import type { Catalog } from '../model/catalog.ts';
+import { camelCase } from '../model/naming.ts';
+import { MODEL_SOURCES, deriveModel, type Overlay, type ResourceModel, type TableOverlay } from '../model/resource-model.ts';
 import { operationSources, type OperationName } from './operations.ts';
 import { PUBLIC_ANSWERS } from './public-representation.ts';
 import { createSchema } from './schema.ts';
@@ -82,7 +82,7 @@ function contractPaths(value: unknown, path: string, found: Map<string, string>)
   else if (value !== null && typeof value === 'object') for (const [key, item] of Object.entries(value)) contractPaths(item, path ? `${path}.${key}` : key, found);
 }
 
-/** An overlay entry as it is written in src/db/overlay.ts. */
+/** An overlay entry as it is written in src/model/overlay.ts. */
 function entryText(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(entryText).join(', ')}]`;
   if (value !== null && typeof value === 'object') {

@@ -1,5 +1,5 @@
 import { TypeInfo, getNamedType, parse, visit, visitWithTypeInfo, type GraphQLSchema } from 'graphql';
-import type { ResourceRegistry } from '../db/resource-registry.ts';
+import type { ResourceRegistry } from '../model/resource-registry.ts';
 
 /**
  * The resources an operation can read, every `@include` taken: each field whose type is a

@@ -1,9 +1,9 @@
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { filterSchema, type IResolvers } from '@graphql-tools/utils';
 import { GraphQLScalarType, Kind, type GraphQLSchema } from 'graphql';
-import type { ResourceModel } from '../db/resource-model.ts';
-import type { ResourceRegistry } from '../db/resource-registry.ts';
-import { isCalendarDateTime } from '../db/timestamps.ts';
+import type { ResourceModel } from '../model/resource-model.ts';
+import type { ResourceRegistry } from '../model/resource-registry.ts';
+import { isCalendarDateTime } from '../sql/timestamps.ts';
 import type { Loaders, Page, Row } from '../loaders/loaders.ts';
 import { connectionTypeName, edgeTypeName, listIndexOf, rememberListIndex, type ListIndex } from './connections.ts';
 import { generateSdl } from './sdl.ts';

@@ -1,5 +1,5 @@
-import type { ResourceModel } from '../db/resource-model.ts';
-import { fieldDefinition, personalFields, type ResourceDefinition } from '../db/resource-registry.ts';
+import type { ResourceModel } from '../model/resource-model.ts';
+import { fieldDefinition, personalFields, type ResourceDefinition } from '../model/resource-registry.ts';
 import { connectionField, connectionFieldName, connectionTypeName, filterTypeName, leafTypeOf, listTypes, type ConnectionField, type ListIndex, type PlainListField } from './connections.ts';
 
 export interface GeneratedSdl {

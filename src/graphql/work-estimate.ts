@@ -13,10 +13,10 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { listScan } from '../db/list-scans.ts';
-import { fieldDefinition, type ResourceDefinition, type ResourceRegistry } from '../db/resource-registry.ts';
-import { connectionOrder, embeddable } from '../db/sql-builder.ts';
-import type { TableSizes } from '../db/table-statistics.ts';
+import { listScan } from './list-scans.ts';
+import { fieldDefinition, type ResourceDefinition, type ResourceRegistry } from '../model/resource-registry.ts';
+import { connectionOrder, embeddable } from '../sql/sql-builder.ts';
+import type { TableSizes } from './table-statistics-store.ts';
 import { isApiError } from '../errors.ts';
 import { MAX_PAGE_SIZE, parseConnectionArguments } from '../loaders/connection-arguments.ts';
 import { connectionList } from '../loaders/loaders.ts';

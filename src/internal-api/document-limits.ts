@@ -1,8 +1,8 @@
 import type { ApolloServerOptions, ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { GraphQLSchema, ValidationRule } from 'graphql';
-import type { ResourceRegistry } from '../db/resource-registry.ts';
-import type { TableSizes } from '../db/table-statistics.ts';
+import type { ResourceRegistry } from '../model/resource-registry.ts';
+import type { TableSizes } from '../graphql/table-statistics-store.ts';
 import { useCostLimit, type CostLimitOptions } from '../graphql/plugins.ts';
 
 /** What a document sent to the internal endpoint may hold (docs/internal-graphql.md, Limits). */

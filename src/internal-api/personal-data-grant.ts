@@ -1,7 +1,7 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { getArgumentValues, getNamedType, getVariableValues, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import type { InternalPrincipal } from '../auth/internal-token-store.ts';
-import { personalFields, type ResourceDefinition, type ResourceRegistry } from '../db/resource-registry.ts';
+import { personalFields, type ResourceDefinition, type ResourceRegistry } from '../model/resource-registry.ts';
 import { ApiError } from '../errors.ts';
 import { connectionTypeName, edgeTypeName, filterTypeName } from '../graphql/connections.ts';
 import { eachSelectedField } from '../graphql/selection.ts';

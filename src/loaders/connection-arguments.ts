@@ -1,5 +1,5 @@
-import { FILTER_OPERATORS, fieldDefinition, type FilterOperator, type ResourceDefinition } from '../db/resource-registry.ts';
-import type { ConnectionOrderTerm, FilterTerm } from '../db/sql-builder.ts';
+import { FILTER_OPERATORS, fieldDefinition, type FilterOperator, type ResourceDefinition } from '../model/resource-registry.ts';
+import type { ConnectionOrderTerm, FilterTerm } from '../sql/sql-builder.ts';
 import { ApiError } from '../errors.ts';
 import { decodeCursor } from './cursor.ts';
 

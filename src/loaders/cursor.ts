@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
-import type { ConnectionOrderTerm } from '../db/sql-builder.ts';
-import { isCalendarDateTime } from '../db/timestamps.ts';
+import type { ConnectionOrderTerm } from '../sql/sql-builder.ts';
+import { isCalendarDateTime } from '../sql/timestamps.ts';
 import { ApiError } from '../errors.ts';
 
 /** A timestamp in a cursor: the UTC text the database wrote, microseconds and all (see `utcTextColumn`). */

@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { Queryable } from '../db/database.ts';
-import type { RelationDefinition, ResourceDefinition, ResourceRegistry } from '../db/resource-registry.ts';
+import type { RelationDefinition, ResourceDefinition, ResourceRegistry } from '../model/resource-registry.ts';
 import {
   COUNT_COLUMN,
   buildConnectionQuery,
@@ -10,7 +10,7 @@ import {
   connectionOrder,
   type FilterTerm,
   type GeneratedQuery,
-} from '../db/sql-builder.ts';
+} from '../sql/sql-builder.ts';
 import { parseConnectionArguments, parseFilter } from './connection-arguments.ts';
 import { PersonalAccess } from './personal-access.ts';
 import { lookupPageStatement } from './lookup-page.ts';

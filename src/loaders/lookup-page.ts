@@ -1,5 +1,5 @@
-import type { ResourceDefinition, ResourceRegistry } from '../db/resource-registry.ts';
-import { buildLookupWithPage } from '../db/sql-builder.ts';
+import type { ResourceDefinition, ResourceRegistry } from '../model/resource-registry.ts';
+import { buildLookupWithPage } from '../sql/sql-builder.ts';
 import type { ConnectionPlan } from './plans.ts';
 import { cachedStatement, compileRow, type PageReader, type Statement } from './statements.ts';
 

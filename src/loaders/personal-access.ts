@@ -1,4 +1,4 @@
-import { columnOf, personalFields, type ResourceDefinition } from '../db/resource-registry.ts';
+import { columnOf, personalFields, type ResourceDefinition } from '../model/resource-registry.ts';
 import { ApiError } from '../errors.ts';
 
 /** The refusal of a request that would read or filter on personal data without the grant. */

@@ -1,6 +1,6 @@
 /** A connection's page, and the plans the loaders make once per field and request (loaders.ts). */
-import type { RelationDefinition, ResourceDefinition } from '../db/resource-registry.ts';
-import { orderColumn, type ConnectionOrderTerm, type ConnectionQueryOptions } from '../db/sql-builder.ts';
+import type { RelationDefinition, ResourceDefinition } from '../model/resource-registry.ts';
+import { orderColumn, type ConnectionOrderTerm, type ConnectionQueryOptions } from '../sql/sql-builder.ts';
 import type { ConnectionArguments } from './connection-arguments.ts';
 import { encodeCursor } from './cursor.ts';
 import type { Row, Statement } from './statements.ts';

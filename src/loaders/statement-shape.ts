@@ -1,5 +1,5 @@
-import type { ResourceDefinition, ResourceRegistry } from '../db/resource-registry.ts';
-import { embeddable, type ConnectionQueryOptions } from '../db/sql-builder.ts';
+import type { ResourceDefinition, ResourceRegistry } from '../model/resource-registry.ts';
+import { embeddable, type ConnectionQueryOptions } from '../sql/sql-builder.ts';
 import type { ConnectionArguments } from './connection-arguments.ts';
 import type { PersonalAccess } from './personal-access.ts';
 

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/database.ts';
-import type { ResourceRegistry } from '../db/resource-registry.ts';
-import { PARENT_COLUMN, type GeneratedQuery, type ParameterSource } from '../db/sql-builder.ts';
-import { isoFromUtcText } from '../db/timestamps.ts';
+import type { ResourceRegistry } from '../model/resource-registry.ts';
+import { PARENT_COLUMN, type GeneratedQuery, type ParameterSource } from '../sql/sql-builder.ts';
+import { isoFromUtcText } from '../sql/timestamps.ts';
 import type { ConnectionArguments } from './connection-arguments.ts';
 import { filterKey } from './connection-arguments.ts';
 

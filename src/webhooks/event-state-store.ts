@@ -1,7 +1,7 @@
 /** The booking as a booking.updated event keeps it, before its transaction and at its commit. */
 import type { Queryable } from '../db/database.ts';
-import type { ResourceRegistry } from '../db/resource-registry.ts';
-import { joinedResource } from '../db/sql-builder.ts';
+import type { ResourceRegistry } from '../model/resource-registry.ts';
+import { joinedResource } from '../sql/sql-builder.ts';
 
 type Row = Record<string, unknown>;
 

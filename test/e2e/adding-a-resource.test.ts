@@ -74,7 +74,7 @@ describe('docs/adding-a-resource.md, followed on a scratch copy', () => {
     // 2. The overlay entry, the only other change.
     const [entry] = blocks('ts');
     expect(entry!.trim().split('\n')).toHaveLength(1);
-    const overlayFile = join(scratch, 'src/db/overlay.ts');
+    const overlayFile = join(scratch, 'src/model/overlay.ts');
     const overlay = await readFile(overlayFile, 'utf8');
     await writeFile(overlayFile, overlay.replace(/\n};\n$/, `\n  ${entry!.trim()}\n};\n`));
 

@@ -4,7 +4,7 @@ import { startServerProcess } from '../support/server-process.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';
 
 /**
- * The catalog a build was made from (src/db/catalog.generated.ts) is what its statements are
+ * The catalog a build was made from (src/model/catalog.generated.ts) is what its statements are
  * generated from: a database that disagrees with it (a column altered or dropped by hand, a
  * database of another release) stops the start, naming every difference, instead of failing the
  * first query that reads it.
@@ -23,7 +23,7 @@ describeOnEachDatabase('a database that disagrees with the build, on %s', (targe
         },
         (error: unknown) => String(error),
       );
-      expect(refused).toContain('The database disagrees with the catalog this build was made from (src/db/catalog.generated.ts)');
+      expect(refused).toContain('The database disagrees with the catalog this build was made from (src/model/catalog.generated.ts)');
       expect(refused).toContain('column sessions.location: nullable, expected not null');
       expect(refused).toContain('column participants.email: missing');
       expect(refused).toContain('column participants.e_mail: not expected');

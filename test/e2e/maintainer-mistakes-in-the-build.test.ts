@@ -38,8 +38,8 @@ describe('a maintainer mistake is explained where the build meets it', () => {
 
     // The way out it names: the entry, as the message writes it, in the overlay.
     const entry = /src\/db\/overlay\.ts, (sessions: \{.*\}), then run npm run generate/.exec(generated)![1]!;
-    const overlay = originals.get('src/db/overlay.ts')!;
-    await write('src/db/overlay.ts', overlay.replace(/^ {2}sessions: .*$/m, `  ${entry},`));
+    const overlay = originals.get('src/model/overlay.ts')!;
+    await write('src/model/overlay.ts', overlay.replace(/^ {2}sessions: .*$/m, `  ${entry},`));
     expect((await npm('generate')).code).toBe(0);
     // The public schema is what it was: the column is served under its old name.
     expect(await read('schema/internal.graphql')).toBe(originals.get('schema/internal.graphql'));
@@ -58,8 +58,8 @@ describe('a maintainer mistake is explained where the build meets it', () => {
 
   // Last: its failed build leaves the scratch copy's dist compiled from the planted overlay.
   it('an overlay entry naming a column no migration creates stops the build with the overlay, the table and the column', async () => {
-    await write('src/db/overlay.ts', originals.get('src/db/overlay.ts')!.replace(/^( {2}sessions: \{)/m, "$1 personalData: ['instructor_email'],"));
-    expect(refused(await npm('build'))).toContain('src/db/overlay.ts: sessions: personalData names the column "instructor_email", which src/db/catalog.generated.ts does not list for sessions');
+    await write('src/model/overlay.ts', originals.get('src/model/overlay.ts')!.replace(/^( {2}sessions: \{)/m, "$1 personalData: ['instructor_email'],"));
+    expect(refused(await npm('build'))).toContain('src/model/overlay.ts: sessions: personalData names the column "instructor_email", which src/model/catalog.generated.ts does not list for sessions');
     await restore();
   }, 300_000);
 

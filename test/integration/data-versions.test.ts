@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { readDataVersion } from '../../src/db/data-versions.ts';
+import { readDataVersion } from '../../src/answer-cache/data-version-store.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { serviceModel } from '../../src/db/service-model.ts';
+import { serviceModel } from '../../src/model/service-model.ts';
 import { operationSources } from '../../src/graphql/operations.ts';
 import { resourcesRead } from '../../src/graphql/operation-reads.ts';
 import { createSchema } from '../../src/graphql/schema.ts';

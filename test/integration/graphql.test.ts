@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { readCatalog } from '../../src/db/catalog.ts';
-import { overlay } from '../../src/db/overlay.ts';
-import { deriveModel } from '../../src/db/resource-model.ts';
+import { readCatalog } from '../../src/model/catalog.ts';
+import { overlay } from '../../src/model/overlay.ts';
+import { deriveModel } from '../../src/model/resource-model.ts';
 import { importFixture } from '../../src/fixtures/import-fixture.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { captureStatements } from '../support/statements.ts';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { catalog } from '../../src/db/catalog.generated.ts';
-import { overlay } from '../../src/db/overlay.ts';
-import { deriveModel } from '../../src/db/resource-model.ts';
+import { catalog } from '../../src/model/catalog.generated.ts';
+import { overlay } from '../../src/model/overlay.ts';
+import { deriveModel } from '../../src/model/resource-model.ts';
 import { cliOn } from '../support/cli.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { metricValue, postGraphQL } from '../support/internal-graphql.ts';

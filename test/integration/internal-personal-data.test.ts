@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { readCatalog } from '../../src/db/catalog.ts';
+import { readCatalog } from '../../src/model/catalog.ts';
 import type { Database } from '../../src/db/database.ts';
-import { overlay } from '../../src/db/overlay.ts';
-import { deriveModel } from '../../src/db/resource-model.ts';
+import { overlay } from '../../src/model/overlay.ts';
+import { deriveModel } from '../../src/model/resource-model.ts';
 import { cliOn } from '../support/cli.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';

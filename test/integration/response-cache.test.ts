@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFeedToken } from '../../src/calendar/feed-token-store.ts';
 import type { Database } from '../../src/db/database.ts';
-import { serviceModel } from '../../src/db/service-model.ts';
+import { serviceModel } from '../../src/model/service-model.ts';
 import { operationSources } from '../../src/graphql/operations.ts';
 import { resourcesRead } from '../../src/graphql/operation-reads.ts';
 import { createSchema } from '../../src/graphql/schema.ts';

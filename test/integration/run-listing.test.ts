@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { courseRunListing, type RunListing } from '../../src/db/piece-versions.ts';
+import { courseRunListing, type RunListing } from '../../src/answer-cache/piece-version-store.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { OWNER_EMAIL, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';

@@ -1,5 +1,5 @@
-import { ResourceRegistry, type RelationDefinition, type ResourceDefinition } from '../../src/db/resource-registry.ts';
-import { PARENT_COLUMN } from '../../src/db/sql-builder.ts';
+import { ResourceRegistry, type RelationDefinition, type ResourceDefinition } from '../../src/model/resource-registry.ts';
+import { PARENT_COLUMN } from '../../src/sql/sql-builder.ts';
 
 /** A small library of resources (books on shelves, their authors, reviews and covers) for the SQL generation tests. */
 // A small library: shelves hold books, books have an author, reviews and translations.

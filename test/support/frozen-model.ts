@@ -1,4 +1,4 @@
-import { deriveModel, type Overlay, type ResourceModel } from '../../src/db/resource-model.ts';
+import { deriveModel, type Overlay, type ResourceModel } from '../../src/model/resource-model.ts';
 import { frozenCatalog } from '../fixtures/frozen-model/catalog.ts';
 import { frozenOverlay } from '../fixtures/frozen-model/overlay.ts';
 

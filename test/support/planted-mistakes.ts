@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { ROOT } from './service-commands.ts';
 import { STACK_FRAME, scratchCopy, shell } from './scratch-copy.ts';
 
-export const GENERATED = ['src/db/catalog.generated.ts', 'schema/internal.graphql', 'src/graphql/operation-types.generated.ts'];
+export const GENERATED = ['src/model/catalog.generated.ts', 'schema/internal.graphql', 'src/graphql/operation-types.generated.ts'];
 /** The planted migration: named after the newest one, as docs/adding-a-resource.md asks. */
 const newest = Math.max(...(await readdir(join(ROOT, 'src/db/migrations'))).map((file) => Number(/^(\d+)_/.exec(file)?.[1] ?? 0)));
 export const MIGRATION = `src/db/migrations/${newest + 1000}_mistake.sql`;
@@ -22,7 +22,7 @@ export function plantedMistakes(prefix: string) {
 
   beforeAll(async () => {
     place.scratch = await scratchCopy(prefix);
-    for (const file of [...GENERATED, 'src/db/overlay.ts', 'src/demo/demo-fixture.json']) originals.set(file, await read(file));
+    for (const file of [...GENERATED, 'src/model/overlay.ts', 'src/demo/demo-fixture.json']) originals.set(file, await read(file));
   }, 120_000);
   afterAll(async () => {
     if (place.scratch) await rm(place.scratch, { recursive: true, force: true });

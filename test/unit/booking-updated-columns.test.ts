@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { fieldDefinition, type ResourceDefinition } from '../../src/db/resource-registry.ts';
-import { serviceModel } from '../../src/db/service-model.ts';
+import { fieldDefinition, type ResourceDefinition } from '../../src/model/resource-registry.ts';
+import { serviceModel } from '../../src/model/service-model.ts';
 import { operationSources } from '../../src/graphql/operations.ts';
 
 const MIGRATION = readFileSync(new URL('../../src/db/migrations/1763801100000_booking-updated-events.sql', import.meta.url), 'utf8');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { frozenModel } from '../support/frozen-model.ts';
-import { connectionOrder } from '../../src/db/sql-builder.ts';
+import { connectionOrder } from '../../src/sql/sql-builder.ts';
 import { MAX_PAGE_SIZE, parseConnectionArguments } from '../../src/loaders/connection-arguments.ts';
 import { decodeCursor, encodeCursor } from '../../src/loaders/cursor.ts';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ResourceRegistry, type RelationDefinition, type ResourceDefinition } from '../../src/db/resource-registry.ts';
+import { ResourceRegistry, type RelationDefinition, type ResourceDefinition } from '../../src/model/resource-registry.ts';
 import { frozenModel } from '../support/frozen-model.ts';
-import { buildConnectionQuery, buildCountQuery, buildLookup, buildRelationQuery, connectionOrder } from '../../src/db/sql-builder.ts';
+import { buildConnectionQuery, buildCountQuery, buildLookup, buildRelationQuery, connectionOrder } from '../../src/sql/sql-builder.ts';
 
 const { registry } = frozenModel();
 const resources = registry.all();

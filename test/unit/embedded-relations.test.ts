@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ResourceRegistry } from '../../src/db/resource-registry.ts';
+import { ResourceRegistry } from '../../src/model/resource-registry.ts';
 import { frozenModel } from '../support/frozen-model.ts';
-import { PARENT_COLUMN, buildRelationQuery, embeddable, joinedResource } from '../../src/db/sql-builder.ts';
+import { PARENT_COLUMN, buildRelationQuery, embeddable, joinedResource } from '../../src/sql/sql-builder.ts';
 import { author, review, cover, book } from '../support/book-shelf-registry.ts';
 
 const createRegistry = () => frozenModel().registry;

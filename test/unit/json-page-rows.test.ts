@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ResourceRegistry, type RelationDefinition, type ResourceDefinition } from '../../src/db/resource-registry.ts';
-import { buildConnectionQuery } from '../../src/db/sql-builder.ts';
+import { ResourceRegistry, type RelationDefinition, type ResourceDefinition } from '../../src/model/resource-registry.ts';
+import { buildConnectionQuery } from '../../src/sql/sql-builder.ts';
 import { compileRow } from '../../src/loaders/statements.ts';
 
 const owner: ResourceDefinition = { name: 'Owner', table: 'owners', key: 'id', fields: { id: 'id' } };

@@ -48,7 +48,9 @@ describe('the layer rules (.dependency-cruiser.cjs, run by npm run lint:layers)'
     // [the importing module, what it imports, the rule that refuses it]
     const plants: Array<[string, string, string]> = [
       ['src/errors.ts', './db/database.ts', 'ground-floor-imports-nothing-above'],
-      ['src/db/sql-builder.ts', '../graphql/selection.ts', 'db-imports-only-the-ground-floor'],
+      ['src/db/database.ts', '../model/catalog.ts', 'db-imports-only-the-ground-floor'],
+      ['src/model/resource-model.ts', '../sql/sql-builder.ts', 'model-imports-only-the-plumbing'],
+      ['src/sql/sql-builder.ts', '../graphql/selection.ts', 'sql-imports-only-the-model'],
       ['src/loaders/loaders.ts', '../graphql/selection.ts', 'loaders-import-only-the-data-layer'],
       ['rest/routes/public-v1.ts', '../../src/loaders/loaders.ts', 'only-graphql-uses-loaders'],
       ['src/graphql/schema.ts', '../auth/secret-format.ts', 'graphql-is-below-the-features'],

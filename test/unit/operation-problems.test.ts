@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Catalog } from '../../src/db/catalog.ts';
+import type { Catalog } from '../../src/model/catalog.ts';
 import { brokenOperations } from '../../src/graphql/operation-problems.ts';
 import { frozenCatalog, frozenOverlay } from '../support/frozen-model.ts';
 
@@ -40,7 +40,7 @@ describe('brokenOperations: what a migration does to the fixed operations of the
   it('a column the overlay hides names the overlay as the cause, and the entry that serves it again', () => {
     const [message] = brokenOperations(frozenCatalog, frozenCatalog, { ...frozenOverlay, course_templates: { order: ['title'], hide: ['description'] } }, []);
     expect(message).toContain(
-      'src/db/overlay.ts breaks the public API: the fixed operation courses (src/graphql/operations.ts) selects CourseTemplate.description, the column course_templates.description, which src/db/overlay.ts hides. It fills Course.description of the public contract',
+      'src/model/overlay.ts breaks the public API: the fixed operation courses (src/graphql/operations.ts) selects CourseTemplate.description, the column course_templates.description, which src/model/overlay.ts hides. It fills Course.description of the public contract',
     );
     expect(message).toContain("serve it again: course_templates: { order: ['title'] }, then run npm run generate");
   });

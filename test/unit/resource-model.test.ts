@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Catalog, CatalogTable } from '../../src/db/catalog.ts';
-import { ModelError, deriveModel, type Overlay } from '../../src/db/resource-model.ts';
+import type { Catalog, CatalogTable } from '../../src/model/catalog.ts';
+import { ModelError, deriveModel, type Overlay } from '../../src/model/resource-model.ts';
 import { compileOperations } from '../../src/graphql/operations.ts';
 import { createSchema } from '../../src/graphql/schema.ts';
 import { frozenCatalog as catalog, frozenOverlay as overlay } from '../support/frozen-model.ts';
@@ -52,28 +52,28 @@ describe('the resource model: the catalog with the overlay', () => {
 
   it('refuses a misspelt column, naming the overlay, the table, the column and the nearest one', () => {
     const message = refusal(withVenues(), { venues: { hide: ['adress'] } });
-    expect(message).toContain('src/db/overlay.ts: venues: hide names the column "adress", which src/db/catalog.generated.ts does not list for venues (did you mean "address"?)');
-    expect(refusal(withVenues(), { venues: { order: ['nmae'] } })).toContain('src/db/overlay.ts: venues: order names the column "nmae"');
+    expect(message).toContain('src/model/overlay.ts: venues: hide names the column "adress", which src/model/catalog.generated.ts does not list for venues (did you mean "address"?)');
+    expect(refusal(withVenues(), { venues: { order: ['nmae'] } })).toContain('src/model/overlay.ts: venues: order names the column "nmae"');
   });
 
   it('refuses a column no migration creates, and a table no migration creates', () => {
     expect(refusal(withVenues(), { venues: { rename: { capacity: 'seats' } } })).toContain(
-      'src/db/overlay.ts: venues: rename names the column "capacity", which src/db/catalog.generated.ts does not list for venues (its columns: id, workspace_id, name, address)',
+      'src/model/overlay.ts: venues: rename names the column "capacity", which src/model/catalog.generated.ts does not list for venues (its columns: id, workspace_id, name, address)',
     );
-    expect(refusal(catalog, { venues: {} })).toContain('src/db/overlay.ts: venues: src/db/catalog.generated.ts has no table "venues": add its migration and run npm run generate');
+    expect(refusal(catalog, { venues: {} })).toContain('src/model/overlay.ts: venues: src/model/catalog.generated.ts has no table "venues": add its migration and run npm run generate');
   });
 
   it('refuses a column of a type the service cannot serve unless it is hidden', () => {
     const jsonb = withVenues((venues) => venues.columns.push({ name: 'opening_hours', type: 'jsonb', nullable: true }));
-    expect(refusal(jsonb, { venues: {} })).toContain('src/db/overlay.ts: venues: the column "opening_hours" is of type jsonb, which the service cannot serve: hide it');
+    expect(refusal(jsonb, { venues: {} })).toContain('src/model/overlay.ts: venues: the column "opening_hours" is of type jsonb, which the service cannot serve: hide it');
     expect(() => deriveModel(jsonb, { ...overlay, venues: { hide: ['opening_hours'] } })).not.toThrow();
   });
 
   it('refuses a relation no foreign key gives, and a list of a table without one key to it', () => {
     expect(refusal(withVenues(), { venues: { relations: { bookings: 'visits' } } })).toContain(
-      'src/db/overlay.ts: venues: relations names "bookings", which no foreign key gives venues (its relations: sessions, workspace): a relation needs a foreign key in a migration',
+      'src/model/overlay.ts: venues: relations names "bookings", which no foreign key gives venues (its relations: sessions, workspace): a relation needs a foreign key in a migration',
     );
-    expect(refusal(withVenues(), { venues: { lists: { open: { of: 'bookings', by: 'updated_at' } } } })).toContain('src/db/overlay.ts: venues: lists.open: 0 foreign keys of bookings reference venues; a list needs exactly one');
+    expect(refusal(withVenues(), { venues: { lists: { open: { of: 'bookings', by: 'updated_at' } } } })).toContain('src/model/overlay.ts: venues: lists.open: 0 foreign keys of bookings reference venues; a list needs exactly one');
   });
 
   it('refuses a table whose rows reach no workspace, and two columns served under one name', () => {
@@ -81,8 +81,8 @@ describe('the resource model: the catalog with the overlay', () => {
       venues.columns = venues.columns.filter((column) => column.name !== 'workspace_id');
       venues.foreignKeys = [];
     });
-    expect(refusal(noWorkspace, { venues: {} })).toContain('src/db/overlay.ts: venues: has no workspace_id column: say how its rows reach a workspace');
-    expect(refusal(withVenues(), { venues: { rename: { address: 'name' } } })).toContain('src/db/overlay.ts: venues: the columns "name" and "address" are both served as "name": rename one');
+    expect(refusal(noWorkspace, { venues: {} })).toContain('src/model/overlay.ts: venues: has no workspace_id column: say how its rows reach a workspace');
+    expect(refusal(withVenues(), { venues: { rename: { address: 'name' } } })).toContain('src/model/overlay.ts: venues: the columns "name" and "address" are both served as "name": rename one');
   });
 
   it('lists every disagreement at once', () => {
@@ -105,13 +105,13 @@ describe('the resource model: the catalog with the overlay', () => {
       sessions: { order: ['starts_at'], personalData: ['venue_id'] },
     });
     for (const expected of [
-      'src/db/overlay.ts: venues: personalData names the column "adress", which src/db/catalog.generated.ts does not list for venues',
-      'src/db/overlay.ts: venues: personalData names "address", which hide keeps from being served',
-      'src/db/overlay.ts: venues: personalData names "id", but it is the key of the table (mark the whole table with personalData: true instead)',
-      'src/db/overlay.ts: venues: personalData names "id", but the relation sessions joins on it',
-      'src/db/overlay.ts: venues: personalData names "workspace_id", but it places rows in their workspace',
-      `src/db/overlay.ts: venues: personalData names "name", but order sorts by it, and a list's cursors carry the values it sorts by`,
-      'src/db/overlay.ts: sessions: personalData names "venue_id", but the relation venue joins on it',
+      'src/model/overlay.ts: venues: personalData names the column "adress", which src/model/catalog.generated.ts does not list for venues',
+      'src/model/overlay.ts: venues: personalData names "address", which hide keeps from being served',
+      'src/model/overlay.ts: venues: personalData names "id", but it is the key of the table (mark the whole table with personalData: true instead)',
+      'src/model/overlay.ts: venues: personalData names "id", but the relation sessions joins on it',
+      'src/model/overlay.ts: venues: personalData names "workspace_id", but it places rows in their workspace',
+      `src/model/overlay.ts: venues: personalData names "name", but order sorts by it, and a list's cursors carry the values it sorts by`,
+      'src/model/overlay.ts: sessions: personalData names "venue_id", but the relation venue joins on it',
     ]) {
       expect(message).toContain(expected);
     }

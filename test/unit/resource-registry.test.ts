@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ResourceRegistry, type RelationDefinition, type ResourceDefinition } from '../../src/db/resource-registry.ts';
-import { serviceModel } from '../../src/db/service-model.ts';
+import { ResourceRegistry, type RelationDefinition, type ResourceDefinition } from '../../src/model/resource-registry.ts';
+import { serviceModel } from '../../src/model/service-model.ts';
 import { author, review, cover, book } from '../support/book-shelf-registry.ts';
 
 describe('the resource registry', () => {

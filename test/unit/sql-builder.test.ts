@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { frozenModel } from '../support/frozen-model.ts';
-import { PARENT_COLUMN, buildLookup, buildRelationQuery } from '../../src/db/sql-builder.ts';
+import { PARENT_COLUMN, buildLookup, buildRelationQuery } from '../../src/sql/sql-builder.ts';
 import { BOOK_COLUMNS, BOOK_SELECT, shelfWith } from '../support/book-shelf-registry.ts';
 
 const createRegistry = () => frozenModel().registry;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isoFromUtcText, utcTextColumn } from '../../src/db/timestamps.ts';
+import { isoFromUtcText, utcTextColumn } from '../../src/sql/timestamps.ts';
 
 const pad = (value: number, width: number): string => String(value).padStart(width, '0');
 

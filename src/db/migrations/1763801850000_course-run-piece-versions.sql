@@ -3,7 +3,7 @@
 -- Every change to a run's sessions rewrites the run's row, so that the row's xmin (the transaction
 -- that wrote it as it is now) changes with anything /courses and the calendar feed show of the
 -- run but its template: the answer cache reads a run's version from its own row and its
--- template's (src/db/piece-versions.ts) instead of reading every session of the workspace. Until
+-- template's (src/answer-cache/piece-version-store.ts) instead of reading every session of the workspace. Until
 -- now the runs were written only when their listing moved; the same triggers, fired by every
 -- writer (statement triggers, the replica-role row trigger, TRUNCATE), now write every run whose
 -- sessions changed, locked in id order as before.

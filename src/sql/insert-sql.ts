@@ -1,4 +1,4 @@
-import type { CatalogCheck, CatalogColumn } from './catalog.ts';
+import type { CatalogCheck, CatalogColumn } from '../model/catalog.ts';
 
 /**
  * The statements that write rows of any table from its catalog, as the fixture import uses them:

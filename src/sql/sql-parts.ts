@@ -3,7 +3,7 @@
  * as UTC text), a relation's target with its embedded one-relations and conditions, and workspace
  * restrictions.
  */
-import { columnOf, fieldDefinition, type FilterOperator, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from './resource-registry.ts';
+import { columnOf, fieldDefinition, type FilterOperator, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from '../model/resource-registry.ts';
 import { isoFromUtcText, utcTextColumn } from './timestamps.ts';
 
 /** Where the value of one statement parameter comes from. */

@@ -1,11 +1,11 @@
 import type { Catalog, CatalogColumn, CatalogTable } from './catalog.ts';
-import { indexesOf } from './list-scans.ts';
+import { indexesOf } from './indexes.ts';
 import { links, type Link } from './links.ts';
 import { camelCase, lowerFirst, nearest, pascalCase, typeName } from './naming.ts';
 import { checkPersonalColumns, markPersonalColumns } from './personal-columns.ts';
 import { ResourceRegistry, type FieldDefinition, type FieldType, type OrderTerm, type RelationDefinition, type ResourceDefinition } from './resource-registry.ts';
 
-/** What the overlay says of one table (src/db/overlay.ts). */
+/** What the overlay says of one table (src/model/overlay.ts). */
 export interface TableOverlay {
   /** The GraphQL type of its rows; the table's name in singular PascalCase (`course_runs` → `CourseRun`) when omitted. */
   type?: string;
@@ -46,7 +46,7 @@ export interface TableOverlay {
 export type Overlay = Record<string, TableOverlay>;
 
 /** The files the model's facts come from, named in its messages. */
-export const MODEL_SOURCES = { overlay: 'src/db/overlay.ts', catalog: 'src/db/catalog.generated.ts' } as const;
+export const MODEL_SOURCES = { overlay: 'src/model/overlay.ts', catalog: 'src/model/catalog.generated.ts' } as const;
 
 /** Every disagreement between the catalog and the overlay, each naming the file, the table and the field. */
 export class ModelError extends Error {

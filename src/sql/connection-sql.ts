@@ -1,4 +1,4 @@
-import { columnOf, fieldDefinition, type FieldType, type FilterOperator, type OrderTerm, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from './resource-registry.ts';
+import { columnOf, fieldDefinition, type FieldType, type FilterOperator, type OrderTerm, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from '../model/resource-registry.ts';
 import { COUNT_COLUMN, PARENT_COLUMN, ParameterList, flip, orderColumn, relationBase, sqlDirection, type Embedding, type GeneratedQuery } from './sql-parts.ts';
 import { utcTextColumn } from './timestamps.ts';
 

@@ -1,4 +1,4 @@
-import type { Queryable } from './database.ts';
+import type { Queryable } from '../db/database.ts';
 
 /**
  * The data version of one workspace: two reads that return the same version saw the same data of

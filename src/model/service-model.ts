@@ -1,7 +1,7 @@
 import { catalogDifferences, readCatalog } from './catalog.ts';
 import { catalog } from './catalog.generated.ts';
-import type { Queryable } from './database.ts';
-import { SHIPPED_MIGRATIONS } from './migrate.ts';
+import type { Queryable } from '../db/database.ts';
+import { SHIPPED_MIGRATIONS } from '../db/migrate.ts';
 import { overlay } from './overlay.ts';
 import { deriveModel, type ResourceModel } from './resource-model.ts';
 
@@ -29,7 +29,7 @@ export function staleBuild(): string | null {
   const what = [missing.length > 0 ? `src/db/migrations has ${missing.join(', ')}, which the build's catalog does not know` : '', gone.length > 0 ? `the build's catalog knows ${gone.join(', ')}, which src/db/migrations lacks` : '']
     .filter(Boolean)
     .join('; ');
-  return `This build is older than its migrations (${what}): run npm run generate (to regenerate src/db/catalog.generated.ts), then npm run build.`;
+  return `This build is older than its migrations (${what}): run npm run generate (to regenerate src/model/catalog.generated.ts), then npm run build.`;
 }
 
 /**

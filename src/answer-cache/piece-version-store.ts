@@ -1,4 +1,4 @@
-import type { Queryable } from './database.ts';
+import type { Queryable } from '../db/database.ts';
 
 /**
  * One piece of a list answer (a course run of /courses and the calendar feed, a booking of

@@ -1,5 +1,5 @@
 import { PAGE_COLUMN, connectionPage, filterCondition, jsonPage, travelsAsJson, type ConnectionQueryOptions, type FilterTerm } from './connection-sql.ts';
-import { columnOf, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from './resource-registry.ts';
+import { columnOf, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from '../model/resource-registry.ts';
 import { PARENT_COLUMN, ParameterList, relationBase, selectList, sqlDirection, workspaceCondition, type Embedding, type GeneratedQuery } from './sql-parts.ts';
 
 /**
