@@ -43,7 +43,7 @@ const PHASES: Array<[phase: string, of: (name: string, url: string) => boolean]>
     (name, url) => /graphql-query-complexity|work-estimate|personal-data-grant|field-usage|table-statistics|list-scans|selection\.js|statement-shape|connection-arguments/.test(url),
   ],
   ['row decoding (pg-types, row objects, grouping by parent)', (name, url) => /pg-types|postgres-array|loaders\/statements\.js/.test(url) || name === 'parseDataRowMessage'],
-  ['SQL (driver, protocol, statement writes)', (name, url) => /node_modules\/(pg|pg-protocol|pg-pool)\/|src\/db\//.test(url)],
+  ['SQL (driver, protocol, statement writes)', (name, url) => /node_modules\/(pg|pg-protocol|pg-pool)\/|src\/(db|model|sql)\//.test(url)],
   ['resolvers, execution, DataLoader scheduling', (name, url) => /graphql-jit|dataloader|graphql\/execution|src\/loaders\/|src\/graphql\//.test(url) || url === ''],
   ['HTTP, express, Apollo Server request pipeline, log', (name, url) => /express|router|body-parser|@apollo|_http_|pino|sonic-boom|src\/logger|src\/internal-api\/|crypto|rate-limiter/.test(url)],
 ];

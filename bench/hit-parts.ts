@@ -46,7 +46,7 @@ const PARTS: Array<{ part: string; of: RegExp; floor: string }> = [
   { part: 'scope and query string', of: /rest\/steps\/(scope|no-query|read-only)\.js/, floor: 'a set lookup and whether the target had a `?`' },
   {
     part: 'answer cache and data version read',
-    of: /src\/answer-cache\/|src\/flights\.js|src\/db\/|node_modules\/pg|node_modules\/pg-/,
+    of: /src\/answer-cache\/|src\/flights\.js|src\/(db|model|sql)\/|node_modules\/pg|node_modules\/pg-/,
     floor: 'one version read shared by the hits of a turn of the event loop (exactness asks one per turn); the answer’s key made once per key',
   },
   { part: 'headers and body', of: /rest\/pipeline\/answers\.js|rest\/routes\//, floor: 'the status and every header in one call (writeHead), the cached bytes as they are' },

@@ -19,7 +19,7 @@ describe('a maintainer mistake is explained where the build meets it', () => {
     const explanation: Array<string | RegExp> = [
       `${MIGRATION} breaks the public API: the fixed operation courses (src/graphql/operations.ts) selects Session.location, the column sessions.location, which the migrations no longer create (sessions has the new column venue_location).`,
       'It fills Course.sessions[].location of the public contract (openapi/public-v1.yaml).',
-      /keep the public name: serve the new column under it in src\/db\/overlay\.ts, sessions: \{.*rename: \{ venue_location: 'location' \} \}, then run npm run generate/,
+      /keep the public name: serve the new column under it in src\/model\/overlay\.ts, sessions: \{.*rename: \{ venue_location: 'location' \} \}, then run npm run generate/,
       'or change the contract: openapi/public-v1.yaml first, then its reference text and CHANGELOG.md',
     ];
     const generated = refused(await npm('generate'));
@@ -37,7 +37,7 @@ describe('a maintainer mistake is explained where the build meets it', () => {
     expect(built).not.toContain('Run npm run generate, then npm run build');
 
     // The way out it names: the entry, as the message writes it, in the overlay.
-    const entry = /src\/db\/overlay\.ts, (sessions: \{.*\}), then run npm run generate/.exec(generated)![1]!;
+    const entry = /src\/model\/overlay\.ts, (sessions: \{.*\}), then run npm run generate/.exec(generated)![1]!;
     const overlay = originals.get('src/model/overlay.ts')!;
     await write('src/model/overlay.ts', overlay.replace(/^ {2}sessions: .*$/m, `  ${entry},`));
     expect((await npm('generate')).code).toBe(0);
