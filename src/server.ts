@@ -14,6 +14,8 @@ import type { ResourceModel } from './model/resource-model.ts';
 import { databaseDifferences, serviceModel, staleBuild } from './model/service-model.ts';
 import { joinedResource } from './sql/sql-builder.ts';
 import { compileOperations } from './graphql/operations.ts';
+import { cacheSources } from './graphql/cache-sources.ts';
+import { PieceVersionStore } from './answer-cache/piece-version-store.ts';
 import { createInternalApp, type InternalApp } from './internal-api/internal-app.ts';
 import { createSchema, internalSchema } from './graphql/schema.ts';
 import { closeServer, createListener, listen, urlOf } from './listeners.ts';
@@ -201,6 +203,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       guard,
       issued,
       answerCache,
+      pieceVersions: new PieceVersionStore(cacheSources(schema, registry)),
       replicas: replicas ?? undefined,
       logger,
       keyActivity,

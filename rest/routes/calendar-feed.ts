@@ -1,3 +1,4 @@
+import type { PieceVersionStore } from '../../src/answer-cache/piece-version-store.ts';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fresh from 'fresh';
@@ -30,6 +31,7 @@ export interface CalendarFeedDependencies extends OperationRuntime {
    */
   activeFeed: (token: string) => Promise<ActiveFeed | null>;
   answerCache: Pick<AnswerCache, 'answerInPieces'>;
+  pieceVersions: PieceVersionStore;
 }
 
 /** A release may render the same data differently: its feeds then get new ETags. */

@@ -1,4 +1,5 @@
 import type { AnswerCache, AnswerRequest, BuildAnswer, PieceSource } from '../../src/answer-cache/answer-cache.ts';
+import type { PieceVersionStore } from '../../src/answer-cache/piece-version-store.ts';
 import type { ActiveApiKey, Authenticator } from '../../src/auth/authenticator.ts';
 import type { Database } from '../../src/db/database.ts';
 import type { ResourceRegistry } from '../../src/model/resource-registry.ts';
@@ -26,6 +27,8 @@ export interface PublicV1Dependencies {
   authenticator: Pick<Authenticator, 'verified' | 'authenticate'>;
   rateLimiters: RateLimiters;
   answerCache: Pick<AnswerCache, 'answerInPieces'>;
+  /** The statements of the answers' pieces, from what the cached operations read. */
+  pieceVersions: PieceVersionStore;
   /** Removes secrets from what is logged of a request, and from what an error echoes of it. */
   redactor: Redactor;
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import type { AnswerSources, CachedAnswer, PieceShape } from '../graphql/cache-sources.ts';
 
 /**
  * One piece of a list answer (a course run of /courses and the calendar feed, a booking of
@@ -18,16 +19,30 @@ export interface PieceVersion {
  * start time: pieces are never kept across it) or after 2³² transactions, when they would also
  * have to meet the same row.
  *
- * A run's version: its own row and its template's (title, description, revision). Every change to
- * a run's sessions rewrites the run's row in the same transaction (the listing triggers, migration
- * 1763801850000_course-run-piece-versions.sql), so a session inserted, deleted, moved, cancelled or
- * edited changes it too, and the scan reads no session. Listed as /courses lists runs
- * (docs/contract-rules.md, `resources.course-listing` and `resources.course-order`: the published
- * runs with a scheduled session, by `listed_from` then id).
+ * Which rows those are follows from what the cached operations read (src/graphql/cache-sources.ts):
+ * the piece's own row and each row a `one` relation of it joins (a run's template; a booking's
+ * participant, named only when the answer shows participants). A list under a piece (a run's
+ * sessions) is folded into the piece's row: every change to it rewrites that row in the same
+ * transaction (the listing triggers), so the scan reads no session. Listed as the answer lists its
+ * pieces: the workspace's relation, its order and the column that must be set (/courses:
+ * docs/contract-rules.md, `resources.course-listing` and `resources.course-order`).
  */
-const COURSE_RUN_VERSIONS =
-  `SELECT r.id, r.xmin::text || '.' || t.xmin::text FROM course_runs r JOIN course_templates t ON t.id = r.template_id` +
-  ` WHERE r.workspace_id = $1 AND r.listed_from IS NOT NULL ORDER BY r.listed_from, r.id`;
+function versionParts(piece: PieceShape, variables: Readonly<Record<string, boolean>> | 'every') {
+  const joined = piece.joined.filter((join) => join.includedIf === undefined || variables === 'every' || variables[join.includedIf] === true);
+  const version = ['r.xmin::text', ...joined.map((join, at) => (join.optional ? `coalesce(j${at}.xmin::text, '')` : `j${at}.xmin::text`))].join(" || '.' || ");
+  const joins = joined.map((join, at) => ` ${join.optional ? 'LEFT JOIN' : 'JOIN'} ${join.table} j${at} ON j${at}.${join.foreignColumn} = r.${join.localColumn}`).join('');
+  return { joined, version, joins };
+}
+
+const orderBy = (piece: PieceShape, alias: string, flip = false) =>
+  piece.list.order.map((term) => `${alias}.${term.column}${(term.direction === 'desc') !== flip ? ' DESC' : ''}`).join(', ');
+
+/** The pieces of the workspace `$1` with their versions, in the answer's order; the first `$2` when limited. */
+function versionsStatement(piece: PieceShape, variables: Readonly<Record<string, boolean>>, limited: boolean): string {
+  const { version, joins } = versionParts(piece, variables);
+  const present = piece.list.present ? ` AND r.${piece.list.present} IS NOT NULL` : '';
+  return `SELECT r.${piece.key}, ${version} FROM ${piece.table} r${joins} WHERE r.${piece.list.workspaceColumn} = $1${present} ORDER BY ${orderBy(piece, 'r')}${limited ? ' LIMIT $2' : ''}`;
+}
 
 /**
  * Where a listing's snapshot stood: the oldest transaction it did not see yet, as a transaction id
@@ -44,71 +59,112 @@ const SNAPSHOT_MARK = `SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::in
 const WRITTEN_SINCE = (xmin: string) => `age(${xmin}) <= age($2::text::xid)`;
 
 /**
- * The runs of the workspace written since the mark `$2`, directly or through their template:
- * their versions, and for a listed one the run just before it in the listing now, by the
- * listing's own order and collation (else null); with the number of listed runs and the mark of
+ * The pieces of the workspace `$1` written since the mark `$2`, directly or through a joined row:
+ * their versions, and for a listed one the piece just before it in the listing now, by the
+ * listing's own order and collation (else null); with the number of listed pieces and the mark of
  * this statement's snapshot, and how many transactions ago the mark was. One row when nothing
- * changed. One pass over the workspace's run rows (no session, no sort); only what changed is sent.
+ * changed. One pass over the workspace's piece rows (no folded row, no sort); only what changed is
+ * sent. The order must run one way (all ascending or all descending) for the row comparison.
  */
-const COURSE_RUN_CHANGES =
-  `WITH n AS MATERIALIZED (SELECT count(*) FILTER (WHERE listed_from IS NOT NULL) AS listed, age($2::text::xid) AS mark_age,` +
-  ` coalesce(array_agg(id) FILTER (WHERE ${WRITTEN_SINCE('xmin')}), '{}') AS ids FROM course_runs WHERE workspace_id = $1),` +
-  ` changed AS MATERIALIZED (SELECT unnest(n.ids) AS id FROM n UNION SELECT w.id FROM course_runs w WHERE w.template_id IN` +
-  ` (SELECT wt.id FROM course_templates wt WHERE wt.workspace_id = $1 AND ${WRITTEN_SINCE('wt.xmin')}))` +
-  ` SELECT c.id, c.version, c.after_id, n.listed::text, (pg_snapshot_xmin(pg_current_snapshot())::text::int8 % 4294967296)::text, n.mark_age` +
-  ` FROM n LEFT JOIN LATERAL (SELECT r.id, r.xmin::text || '.' || t.xmin::text AS version,` +
-  ` CASE WHEN r.listed_from IS NOT NULL THEN coalesce((SELECT p.id FROM course_runs p WHERE p.workspace_id = $1 AND p.listed_from IS NOT NULL` +
-  ` AND (p.listed_from, p.id) < (r.listed_from, r.id) ORDER BY p.listed_from DESC, p.id DESC LIMIT 1), '') END AS after_id` +
-  ` FROM changed x JOIN course_runs r ON r.id = x.id JOIN course_templates t ON t.id = r.template_id) c ON true`;
-
-/**
- * A booking's version: its row, and its participant's where the answer shows participants (without
- * participants:read the participants table is not even named); the first `limit` as /bookings
- * lists them (newest first, ties by id descending).
- */
-const BOOKING_VERSIONS = (withParticipant: boolean) =>
-  withParticipant
-    ? `SELECT b.id, b.xmin::text || '.' || coalesce(p.xmin::text, '') FROM bookings b LEFT JOIN participants p ON p.booking_id = b.id` +
-      ` WHERE b.workspace_id = $1 ORDER BY b.created_at DESC, b.id DESC LIMIT $2`
-    : `SELECT b.id, b.xmin::text FROM bookings b WHERE b.workspace_id = $1 ORDER BY b.created_at DESC, b.id DESC LIMIT $2`;
-const [WITH_PARTICIPANTS, WITHOUT_PARTICIPANTS] = [BOOKING_VERSIONS(true), BOOKING_VERSIONS(false)];
+function changesStatement(piece: PieceShape): string {
+  const directions = new Set(piece.list.order.map((term) => term.direction));
+  if (directions.size !== 1) throw new Error(`The listing of ${piece.table} mixes ascending and descending order: its changes cannot be placed by one row comparison`);
+  const descending = directions.has('desc');
+  const { key, table } = piece;
+  const ws = piece.list.workspaceColumn;
+  const present = piece.list.present ?? null;
+  const listedIf = (alias: string) => (present ? `${alias}.${present} IS NOT NULL` : 'true');
+  // Every `@include` taken: the changes are those of every row any version joins.
+  const { joined, version, joins } = versionParts(piece, 'every');
+  const throughJoined = joined
+    .map(
+      (join) =>
+        ` UNION SELECT w.${key} FROM ${table} w WHERE w.${join.localColumn} IN (SELECT jw.${join.foreignColumn} FROM ${join.table} jw WHERE` +
+        `${join.workspaceColumn ? ` jw.${join.workspaceColumn} = $1 AND` : ''} ${WRITTEN_SINCE('jw.xmin')})`,
+    )
+    .join('');
+  const columns = (alias: string) => piece.list.order.map((term) => `${alias}.${term.column}`).join(', ');
+  return (
+    `WITH n AS MATERIALIZED (SELECT count(*) FILTER (WHERE ${present ? `${present} IS NOT NULL` : 'true'}) AS listed, age($2::text::xid) AS mark_age,` +
+    ` coalesce(array_agg(${key}) FILTER (WHERE ${WRITTEN_SINCE('xmin')}), '{}') AS ids FROM ${table} WHERE ${ws} = $1),` +
+    ` changed AS MATERIALIZED (SELECT unnest(n.ids) AS id FROM n${throughJoined})` +
+    ` SELECT c.id, c.version, c.after_id, n.listed::text, (pg_snapshot_xmin(pg_current_snapshot())::text::int8 % 4294967296)::text, n.mark_age` +
+    ` FROM n LEFT JOIN LATERAL (SELECT r.${key} AS id, ${version} AS version,` +
+    ` CASE WHEN ${listedIf('r')} THEN coalesce((SELECT p.${key} FROM ${table} p WHERE p.${ws} = $1 AND ${listedIf('p')}` +
+    ` AND (${columns('p')}) ${descending ? '>' : '<'} (${columns('r')}) ORDER BY ${orderBy(piece, 'p', true)} LIMIT 1), '') END AS after_id` +
+    ` FROM changed x JOIN ${table} r ON r.${key} = x.id${joins}) c ON true`
+  );
+}
 
 /** The workspace row's version: the calendar's name. Empty when there is no such workspace. */
 const WORKSPACE_VERSION = `SELECT w.xmin::text FROM workspaces w WHERE w.id = $1`;
 
 const toPieces = (rows: unknown[][]): PieceVersion[] => rows.map((row) => ({ id: String(row[0]), version: String(row[1]) }));
 
-/** The listed runs of a workspace in the listing's order, and the mark a later listing may start from. */
-export interface RunListing {
+/** The listed pieces of a workspace in the listing's order, and the mark a later listing may start from. */
+export interface PieceListing {
   pieces: PieceVersion[];
   mark: string;
-  /** Listed from a previous listing: the runs written since, with their versions now, or null for those no longer listed. */
+  /** Listed from a previous listing: the pieces written since, with their versions now, or null for those no longer listed. */
   changed?: Map<string, string | null>;
 }
 
 /**
- * The workspace's listed runs with their versions: from `previous` and the runs written since its
- * mark when there is one, else every listed run. A run not written since keeps its place and
- * version; a run written since leaves its place and, when listed, takes the place after the run
- * the database names. A run deleted since is seen by the count of listed runs alone: when the
- * merged listing's count is not the database's (or a run could not be placed), every run is
- * listed again. `previous` must come from the same server (src/answer-cache/pieces.ts,
- * `piecesCarryOver`): transaction ids are its own.
+ * The statements of each cached answer's pieces, built once from what its operations read
+ * (src/graphql/cache-sources.ts).
  */
-export async function courseRunListing(db: Queryable, workspaceId: string, previous: { pieces: readonly PieceVersion[]; mark?: string | undefined } | null): Promise<RunListing> {
-  if (previous?.mark !== undefined) {
-    const merged = mergeChanges(previous.pieces, await db.queryArrays(COURSE_RUN_CHANGES, [workspaceId, previous.mark]));
-    if (merged) return merged;
+export class PieceVersionStore {
+  readonly #statements: Map<CachedAnswer, { piece: PieceShape; changes: string | null; versions: Map<string, string> }>;
+
+  constructor(sources: ReadonlyMap<CachedAnswer, AnswerSources>) {
+    this.#statements = new Map([...sources].map(([answer, { piece }]) => [answer, { piece, changes: null, versions: new Map() }]));
   }
-  const mark = String((await db.queryArrays(SNAPSHOT_MARK, []))[0]![0]);
-  return { pieces: toPieces(await db.queryArrays(COURSE_RUN_VERSIONS, [workspaceId])), mark };
+
+  #of(answer: CachedAnswer) {
+    const statements = this.#statements.get(answer);
+    if (!statements) throw new Error(`No pieces are declared for the cached answer ${answer}`);
+    return statements;
+  }
+
+  /**
+   * The workspace's listed pieces with their versions: from `previous` and the pieces written since
+   * its mark when there is one, else every listed piece. A piece not written since keeps its place
+   * and version; a piece written since leaves its place and, when listed, takes the place after the
+   * piece the database names. A piece deleted since is seen by the count of listed pieces alone:
+   * when the merged listing's count is not the database's (or a piece could not be placed), every
+   * piece is listed again. `previous` must come from the same server (src/answer-cache/pieces.ts,
+   * `piecesCarryOver`): transaction ids are its own.
+   */
+  async listing(answer: CachedAnswer, db: Queryable, workspaceId: string, previous: { pieces: readonly PieceVersion[]; mark?: string | undefined } | null): Promise<PieceListing> {
+    const statements = this.#of(answer);
+    if (previous?.mark !== undefined) {
+      statements.changes ??= changesStatement(statements.piece);
+      const merged = mergeChanges(previous.pieces, await db.queryArrays(statements.changes, [workspaceId, previous.mark]));
+      if (merged) return merged;
+    }
+    const mark = String((await db.queryArrays(SNAPSHOT_MARK, []))[0]![0]);
+    return { pieces: toPieces(await db.queryArrays(this.#versions(answer, {}, false), [workspaceId])), mark };
+  }
+
+  /** The first `limit` pieces of the workspace with their versions; a joined row `@include`d by a false variable is not even named. */
+  async versions(answer: CachedAnswer, db: Queryable, workspaceId: string, limit: number, variables: Readonly<Record<string, boolean>>): Promise<PieceVersion[]> {
+    return toPieces(await db.queryArrays(this.#versions(answer, variables, true), [workspaceId, limit]));
+  }
+
+  #versions(answer: CachedAnswer, variables: Readonly<Record<string, boolean>>, limited: boolean): string {
+    const statements = this.#of(answer);
+    const name = `${limited}:${JSON.stringify(variables)}`;
+    let text = statements.versions.get(name);
+    if (text === undefined) statements.versions.set(name, (text = versionsStatement(statements.piece, variables, limited)));
+    return text;
+  }
 }
 
 /** A mark this many transactions old is too old to compare with (ids wrap at 2³², compare within 2³¹). */
 const MARK_AGE_LIMIT = 1_000_000_000;
 
-/** `pieces` with the changed runs of `rows` (COURSE_RUN_CHANGES) taken out and put back where listed; null when the result cannot be trusted. */
-function mergeChanges(pieces: readonly PieceVersion[], rows: unknown[][]): RunListing | null {
+/** `pieces` with the changed pieces of `rows` (`changesStatement`) taken out and put back where listed; null when the result cannot be trusted. */
+function mergeChanges(pieces: readonly PieceVersion[], rows: unknown[][]): PieceListing | null {
   const first = rows[0];
   if (!first) return null;
   const [listedCount, mark, markAge] = [Number(first[3]), String(first[4]), Number(first[5])];
@@ -139,10 +195,6 @@ function mergeChanges(pieces: readonly PieceVersion[], rows: unknown[][]): RunLi
     follow(piece.id);
   }
   return placed === after.size && merged.length === listedCount ? { pieces: merged, mark, changed } : null;
-}
-
-export async function bookingVersions(db: Queryable, workspaceId: string, limit: number, withParticipant: boolean): Promise<PieceVersion[]> {
-  return toPieces(await db.queryArrays(withParticipant ? WITH_PARTICIPANTS : WITHOUT_PARTICIPANTS, [workspaceId, limit]));
 }
 
 export async function workspaceVersion(db: Queryable, workspaceId: string): Promise<string> {

@@ -1,6 +1,6 @@
 import type { BuiltPieces, PieceSource } from '../answer-cache/answer-cache.ts';
 import { TurnBudget } from '../answer-cache/pieces.ts';
-import { courseRunListing, workspaceVersion } from '../answer-cache/piece-version-store.ts';
+import { workspaceVersion, type PieceVersionStore } from '../answer-cache/piece-version-store.ts';
 import { executeOperation, type OperationRuntime } from '../graphql/execute-operation.ts';
 import type { CompiledOperation, CourseRunResult } from '../graphql/operations.ts';
 import { calendarFrame, courseEvents, renderCalendar, type CalendarCourse } from './ics.ts';
@@ -50,11 +50,11 @@ const RUNS_PER_BUILD = 100;
  * change only the runs whose rows changed are read and rendered again (src/answer-cache/pieces.ts);
  * the frame (the calendar's name) follows the workspace row.
  */
-export function calendarPieces(runtime: OperationRuntime, operation: CompiledOperation<'coursesOfRuns'>, workspaceId: string): PieceSource {
+export function calendarPieces(runtime: OperationRuntime & { pieceVersions: PieceVersionStore }, operation: CompiledOperation<'coursesOfRuns'>, workspaceId: string): PieceSource {
   return {
     separator: '',
     batch: RUNS_PER_BUILD,
-    list: async (connection, previous) => ({ frame: await workspaceVersion(connection, workspaceId), ...(await courseRunListing(connection, workspaceId, previous)) }),
+    list: async (connection, previous) => ({ frame: await workspaceVersion(connection, workspaceId), ...(await runtime.pieceVersions.listing('courses', connection, workspaceId, previous)) }),
     async build(db, runIds): Promise<BuiltPieces> {
       const data = await executeOperation({ ...runtime, db }, operation, { workspaceId, calendar: true, runIds: [...runIds] });
       const { head, tail } = calendarFrame(data.workspace?.name ?? DEFAULT_NAME);

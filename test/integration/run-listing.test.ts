@@ -1,7 +1,10 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { courseRunListing, type RunListing } from '../../src/answer-cache/piece-version-store.ts';
+import { PieceVersionStore, type PieceListing } from '../../src/answer-cache/piece-version-store.ts';
+import { cacheSources } from '../../src/graphql/cache-sources.ts';
+import { createSchema } from '../../src/graphql/schema.ts';
+import { serviceModel } from '../../src/model/service-model.ts';
 import { openTestDatabase } from '../support/databases.ts';
 import { OWNER_EMAIL, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';
@@ -54,18 +57,20 @@ describeOnEachDatabase('the listing of changed runs on %s', (target) => {
     await db?.close();
   });
 
-  const whole = () => courseRunListing(db, ws.workspaceId, null);
-  let before: RunListing;
+  const model = serviceModel();
+  const pieceVersions = new PieceVersionStore(cacheSources(createSchema(model), model.registry));
+  const whole = () => pieceVersions.listing('courses', db, ws.workspaceId, null);
+  let before: PieceListing;
   /** The listing after `change`, from the one before it, checked against a full read. */
-  async function afterChange(change: () => Promise<unknown>): Promise<RunListing> {
+  async function afterChange(change: () => Promise<unknown>): Promise<PieceListing> {
     before = await whole();
     await change();
-    const next = await courseRunListing(db, ws.workspaceId, before);
+    const next = await pieceVersions.listing('courses', db, ws.workspaceId, before);
     expect(next.pieces).toEqual((await whole()).pieces);
     return next;
   }
   /** The runs that came back are `expected`, and on PostgreSQL perhaps others unchanged since `before` (see above). */
-  function expectBack(next: RunListing, expected: readonly string[]): void {
+  function expectBack(next: PieceListing, expected: readonly string[]): void {
     const back = [...next.changed!.keys()];
     expect(back).toEqual(expect.arrayContaining([...expected]));
     const others = back.filter((id) => !expected.includes(id));

@@ -104,7 +104,7 @@ function harness() {
     },
   };
   const redactor = createRedactor();
-  const deps = { db: {} as never, registry: {} as never, operations: {} as never, authenticator, rateLimiters, answerCache, redactor, guard };
+  const deps = { db: {} as never, registry: {} as never, operations: {} as never, pieceVersions: {} as never, authenticator, rateLimiters, answerCache, redactor, guard };
   const routes = [...publicV1Routes(deps), calendarFeedRoute({ ...deps, activeFeed: async (token) => FEEDS[token] ?? null })];
   const recorded: Array<{ keyId: string; status: number; errorCode: string | null; cache: string | null; requestId: string }> = [];
   const activity = {
