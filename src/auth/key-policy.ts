@@ -64,10 +64,17 @@ function networkOf(entry: string): Network | string {
     return `${JSON.stringify(entry)} is not an IPv4 or IPv6 address or CIDR range`;
   }
   let [start, bits] = parsed;
+  // A zone (fe80::1%eth0) names an interface of the host that wrote it: clients' addresses carry none.
+  const zone = start.kind() === 'ipv6' ? (start as ipaddr.IPv6).zoneId : undefined;
+  if (zone !== undefined) {
+    return `${JSON.stringify(entry)} has a zone id (%${zone}), which names a network interface, not addresses: clients are seen without one; give ${entry.replace(`%${zone}`, '')}`;
+  }
   // An IPv4-mapped range (::ffff:192.0.2.0/120) is the IPv4 range it carries: clients are compared in their IPv4 form.
   if (start.kind() === 'ipv6' && (start as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) {
     start = (start as ipaddr.IPv6).toIPv4Address();
     bits -= 96;
+    // ::ffff:0.0.0.0/96 would silently allow every IPv4 client: that is said as 0.0.0.0/0, or not at all.
+    if (bits === 0) return `${JSON.stringify(entry)} is every IPv4 address (the IPv4-mapped range /96 is 0.0.0.0/0): give 0.0.0.0/0 if every IPv4 client is meant`;
   }
   const cidr = `${start.toString()}/${bits}`;
   const network = start.kind() === 'ipv4' ? ipaddr.IPv4.networkAddressFromCIDR(cidr) : ipaddr.IPv6.networkAddressFromCIDR(cidr);

@@ -48,7 +48,18 @@ describeOnEachDatabase('IPv4-compatible and other non-global IPv6 webhook target
     // A global unicast IPv6 address is a public target.
     expect((await add(strict, 'https://[2001:4860:4860::8888]/hooks')).code).toBe(0);
     const [endpoint] = await cliOn(db, strict).json<Array<{ id: string }>>('webhook', 'list', '--workspace', ws.workspaceId);
-    await cliOn(db, strict).json('webhook', 'remove', '--id', endpoint!.id);
+    // `webhook remove` names the endpoint as every other webhook command does; `--id` is the same, kept for scripts.
+    for (const [args, message] of [
+      [[], /Give the endpoint to remove as --endpoint <id>/],
+      [['--endpoint', endpoint!.id, '--id', endpoint!.id], /Give the endpoint to remove as --endpoint <id>/],
+      [['--endpoint', 'whe_missing'], /No webhook endpoint with id "whe_missing"/],
+    ] as const) {
+      const refused = await cliOn(db, strict).run('webhook', 'remove', ...args);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toMatch(message);
+    }
+    expect(await cliOn(db, strict).json('webhook', 'remove', '--endpoint', endpoint!.id)).toEqual({ id: endpoint!.id, state: 'removed' });
+    expect(await cliOn(db, strict).json('webhook', 'remove', '--id', endpoint!.id)).toEqual({ id: endpoint!.id, state: 'removed' });
   });
 
   it('webhooks.targets: an endpoint at https://[::127.0.0.1]/ registered while private targets were allowed is refused at connect time, every attempt', async () => {

@@ -67,10 +67,12 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
   webhook
     .command('remove')
     .description('remove an endpoint: no new events, pending deliveries stop')
-    .requiredOption('--id <id>', 'endpoint id')
+    .option('--endpoint <id>', 'endpoint id')
+    .option('--id <id>', 'the same as --endpoint (the name this command took before; kept for scripts)')
     .addOption(jsonOption())
-    .action(async (options: Output & { id: string }) => {
-      const result = await removeEndpoint(await ctx.database(), options.id);
+    .action(async (options: Output & { endpoint?: string; id?: string }) => {
+      if ((options.endpoint === undefined) === (options.id === undefined)) throw new InputError('Give the endpoint to remove as --endpoint <id>');
+      const result = await removeEndpoint(await ctx.database(), (options.endpoint ?? options.id)!);
       ctx.print(options, result, `Webhook endpoint ${result.id} removed`);
     });
   webhook
