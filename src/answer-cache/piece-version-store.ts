@@ -19,8 +19,8 @@ export interface PieceVersion {
  * have to meet the same row.
  *
  * A run's version: its own row and its template's (title, description, revision). Every change to
- * a run's sessions rewrites the run's row in the same transaction (the listing triggers, migration
- * 1763801850000_course-run-piece-versions.sql), so a session inserted, deleted, moved, cancelled or
+ * a run's sessions rewrites the run's row in the same transaction (the listing triggers,
+ * src/db/code/listings.sql), so a session inserted, deleted, moved, cancelled or
  * edited changes it too, and the scan reads no session. Listed as /courses lists runs
  * (docs/contract-rules.md, `resources.course-listing` and `resources.course-order`: the published
  * runs with a scheduled session, by `listed_from` then id).
