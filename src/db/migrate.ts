@@ -122,6 +122,8 @@ async function migrateAll(db: Database): Promise<MigrationResult> {
 async function migrateUnderLock(db: Database): Promise<MigrationResult> {
   const { runner, PG_MIGRATE_LOCK_ID } = await import('node-pg-migrate');
   const client = await db.pool.connect();
+  // A connection whose unlock failed is closed, not pooled: closing it releases the lock.
+  let broken: Error | undefined;
   try {
     await client.query(`SELECT pg_advisory_lock(${PG_MIGRATE_LOCK_ID})`);
     try {
@@ -130,10 +132,10 @@ async function migrateUnderLock(db: Database): Promise<MigrationResult> {
       await migrateCode(client, unknownMigrations(applied.rows.map((row) => row.name)).length > 0);
       return result;
     } finally {
-      await client.query(`SELECT pg_advisory_unlock(${PG_MIGRATE_LOCK_ID})`);
+      await client.query(`SELECT pg_advisory_unlock(${PG_MIGRATE_LOCK_ID})`).catch((error: Error) => (broken = error));
     }
   } finally {
-    client.release();
+    client.release(broken);
   }
 }
 
