@@ -71,6 +71,20 @@ describeOnEachDatabase('the database code of src/db/code, on %s', (target) => {
     expect(await codeDifferences(db)).toEqual([]);
   });
 
+  it('a function a column\'s DEFAULT calls outlives a new application of the files, and is named when no file defines it', async () => {
+    await db.query(`CREATE FUNCTION stray_default() RETURNS text LANGUAGE sql AS $$ SELECT 'x' $$`);
+    await db.query('ALTER TABLE rate_limits ADD COLUMN stray text DEFAULT stray_default()');
+    try {
+      await db.query(`UPDATE schema_code SET checksum = 'of other files'`);
+      await migrate(db);
+      expect(await codeDifferences(db)).toEqual(['function stray_default(): not expected, no file of src/db/code defines it']);
+    } finally {
+      await db.query('ALTER TABLE rate_limits DROP COLUMN stray');
+      await db.query('DROP FUNCTION stray_default()');
+    }
+    expect(await codeDifferences(db)).toEqual([]);
+  });
+
   it('a database a later release migrated keeps that release\'s code: this build leaves it, at the cost of one statement', async () => {
     await db.query(`INSERT INTO schema_migrations (name, run_on) VALUES ('9999999999999_later-release', now())`);
     await db.query(`UPDATE schema_code SET checksum = 'of a later release'`);
