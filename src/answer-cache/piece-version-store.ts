@@ -23,7 +23,7 @@ export interface PieceVersion {
  * the piece's own row and each row a `one` relation of it joins (a run's template; a booking's
  * participant, named only when the answer shows participants). A list under a piece (a run's
  * sessions) is folded into the piece's row: every change to it rewrites that row in the same
- * transaction (the listing triggers), so the scan reads no session. Listed as the answer lists its
+ * transaction (the listing triggers, src/db/code/listings.sql), so the scan reads no session. Listed as the answer lists its
  * pieces: the workspace's relation, its order and the column that must be set (/courses:
  * docs/contract-rules.md, `resources.course-listing` and `resources.course-order`).
  */

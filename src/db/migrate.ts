@@ -2,6 +2,8 @@ import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { packagePath } from '../package-root.ts';
+import type pg from 'pg';
+import { CODE_TABLE, databaseCode, migrateCode } from './database-code.ts';
 import { openDatabase, type Database } from './database.ts';
 
 const MIGRATIONS_DIR = packagePath('src', 'db', 'migrations');
@@ -44,30 +46,44 @@ export async function pendingMigrations(db: Database): Promise<string[]> {
   return SHIPPED_MIGRATIONS.filter((name) => !names.has(name));
 }
 
+/** Names of migrations the database has applied that this build does not ship: it was migrated by a later release. */
+function unknownMigrations(applied: readonly string[]): string[] {
+  const shipped = new Set(SHIPPED_MIGRATIONS);
+  return applied.filter((name) => !shipped.has(name));
+}
+
 /**
- * Whether the database already has every shipped migration and the job queue's newest schema,
- * read with two cheap statements. When it has, the migration tools are never loaded: they stay out
- * of a serving process's memory (some 20 MB).
+ * Whether the database already has every shipped migration, the code of `src/db/code/` (its
+ * checksum, or a later release's code) and the job queue's newest schema, read with one cheap
+ * statement. When it has, the migration tools are never loaded: they stay out of a serving
+ * process's memory (some 20 MB).
  */
 async function isSchemaCurrent(db: Database): Promise<boolean> {
   const newestQueue = newestQueueMigration();
   if (newestQueue === null) return false;
   try {
-    if ((await pendingMigrations(db)).length > 0) return false;
-    const queue = await db.query<{ id: number | null }>('SELECT max(id) AS id FROM graphile_worker.migrations');
-    return (queue.rows[0]?.id ?? 0) >= newestQueue;
+    const state = await db.query<{ migrations: string[]; code: string | null; queue: number | null }>(
+      `SELECT ARRAY(SELECT name FROM ${MIGRATIONS_TABLE}) AS migrations, (SELECT checksum FROM ${CODE_TABLE}) AS code,
+              (SELECT max(id) FROM graphile_worker.migrations) AS queue`,
+    );
+    const { migrations, code, queue } = state.rows[0]!;
+    const applied = new Set(migrations);
+    if (SHIPPED_MIGRATIONS.some((name) => !applied.has(name))) return false;
+    if (code !== databaseCode().checksum && unknownMigrations(migrations).length === 0) return false;
+    return (queue ?? 0) >= newestQueue;
   } catch {
-    // A fresh database has neither table yet.
+    // A fresh database has none of the tables yet, a database of an earlier release no code checksum.
     return false;
   }
 }
 
 /**
  * Applies every pending migration in one transaction (concurrent callers wait for each other), then
- * installs or upgrades the job queue's own schema (`graphile_worker`), which the booking trigger of
- * the webhooks migration writes to. Then gives the triggers that must fire in replica role their
- * role back, should a restore have made them ordinary ones (`restore_trigger_roles`, migration
- * 1763801000000): one statement when nothing needs it.
+ * the database's code (`src/db/code/`, when its checksum changed) in another, both under the
+ * migration lock; then installs or upgrades the job queue's own schema (`graphile_worker`), which
+ * the booking triggers' webhook functions write to. Then gives the triggers that must fire in
+ * replica role their role back, should a restore have made them ordinary ones
+ * (`restore_trigger_roles`, src/db/code/trigger-roles.sql): one statement when nothing needs it.
  */
 export async function migrate(db: Database): Promise<MigrationResult> {
   const result = (await isSchemaCurrent(db)) ? { applied: [] } : await migrateDirect(db);
@@ -91,11 +107,36 @@ async function migrateDirect(db: Database): Promise<MigrationResult> {
 }
 
 async function migrateAll(db: Database): Promise<MigrationResult> {
-  const result = await migrateOwn(db);
+  const result = await migrateUnderLock(db);
   const { Logger, runMigrations } = await import('graphile-worker');
   // graphile-worker's own log lines are dropped: the service logs what matters about deliveries.
   await runMigrations({ pgPool: db.pool, noPreparedStatements: !db.namedStatements, logger: new Logger(() => () => {}) });
   return result;
+}
+
+/**
+ * The pending migrations, then the database's code, on one connection that holds node-pg-migrate's
+ * own advisory lock throughout: a concurrent migrate (of this release or an earlier one) waits for
+ * both, and never sees migrations applied without the code that goes with them.
+ */
+async function migrateUnderLock(db: Database): Promise<MigrationResult> {
+  const { runner, PG_MIGRATE_LOCK_ID } = await import('node-pg-migrate');
+  const client = await db.pool.connect();
+  // A connection whose unlock failed is closed, not pooled: closing it releases the lock.
+  let broken: Error | undefined;
+  try {
+    await client.query(`SELECT pg_advisory_lock(${PG_MIGRATE_LOCK_ID})`);
+    try {
+      const result = await migrateOwn(runner, client);
+      const applied = await client.query<{ name: string }>(`SELECT name FROM ${MIGRATIONS_TABLE}`);
+      await migrateCode(client, unknownMigrations(applied.rows.map((row) => row.name)).length > 0);
+      return result;
+    } finally {
+      await client.query(`SELECT pg_advisory_unlock(${PG_MIGRATE_LOCK_ID})`).catch((error: Error) => (broken = error));
+    }
+  } finally {
+    client.release(broken);
+  }
 }
 
 /** A migration the database refused, named, with what to do about it; nothing of the run was applied. */
@@ -125,9 +166,7 @@ function migrationFailure(error: unknown, migration: string | null): Error {
   return new MigrationError(`${file} failed: ${failure.message} (SQLSTATE ${failure.code}). ${rolledBack}`, { cause: error });
 }
 
-async function migrateOwn(db: Database): Promise<MigrationResult> {
-  const { runner } = await import('node-pg-migrate');
-  const client = await db.pool.connect();
+async function migrateOwn(runner: typeof import('node-pg-migrate').runner, client: pg.PoolClient): Promise<MigrationResult> {
   // node-pg-migrate announces each migration as it starts it: the one running when an error comes is the one refused.
   let running: string | null = null;
   try {
@@ -138,7 +177,8 @@ async function migrateOwn(db: Database): Promise<MigrationResult> {
       migrationsTable: MIGRATIONS_TABLE,
       singleTransaction: true,
       checkOrder: true,
-      advisoryLockMode: 'wait',
+      // migrateUnderLock holds the lock.
+      noLock: true,
       log: () => {},
       logger: {
         debug: () => {},
@@ -152,7 +192,5 @@ async function migrateOwn(db: Database): Promise<MigrationResult> {
     return { applied: ran.map((migration) => migration.name) };
   } catch (error) {
     throw migrationFailure(error, running);
-  } finally {
-    client.release();
   }
 }

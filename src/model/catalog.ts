@@ -1,3 +1,4 @@
+import { CODE_TABLE } from '../db/database-code.ts';
 import type { Queryable } from '../db/database.ts';
 
 /**
@@ -80,7 +81,7 @@ export interface CatalogEnum {
 }
 
 /** Tables that hold the migration tools' own state, not the service's data. */
-const TOOL_TABLES = ['schema_migrations'];
+const TOOL_TABLES = ['schema_migrations', CODE_TABLE];
 
 const TABLES = `
   SELECT c.relname AS table, obj_description(c.oid, 'pg_class') AS description

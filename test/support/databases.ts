@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
+import { emptyClusterDump } from '../../src/db/empty-cluster.ts';
 import { migrate } from '../../src/db/migrate.ts';
 
 import type { DatabaseTarget } from './variants.ts';
@@ -25,11 +26,17 @@ function migratedEmbedded(): Promise<Blob> {
  * it is closed.
  */
 export async function openTestDatabase(target: DatabaseTarget): Promise<Database> {
-  if (target === 'embedded') {
-    const db = await openDatabase({ initialData: await migratedEmbedded() });
-    await migrate(db);
-    return db;
-  }
+  const db = target === 'embedded' ? await openDatabase({ initialData: await migratedEmbedded() }) : await openEmptyTestDatabase('postgres');
+  await migrate(db);
+  return db;
+}
+
+/**
+ * A database of the test's own that no migration has touched: in memory from the dump of an
+ * empty cluster for the embedded target; on PostgreSQL a new database, dropped when it is closed.
+ */
+export async function openEmptyTestDatabase(target: DatabaseTarget): Promise<Database> {
+  if (target === 'embedded') return openDatabase({ initialData: await emptyClusterDump() });
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) throw new Error('DATABASE_URL is not set');
   const name = `test_${randomBytes(6).toString('hex')}`;
@@ -43,7 +50,6 @@ export async function openTestDatabase(target: DatabaseTarget): Promise<Database
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const db = await openDatabase({ url: url.toString(), poolSize: 10, statementTimeoutMs: 30_000 });
-  await migrate(db);
   const close = db.close.bind(db);
   return Object.assign(db, {
     async close() {

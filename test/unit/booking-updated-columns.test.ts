@@ -4,12 +4,12 @@ import { fieldDefinition, type ResourceDefinition } from '../../src/model/resour
 import { serviceModel } from '../../src/model/service-model.ts';
 import { operationSources } from '../../src/graphql/operations.ts';
 
-const MIGRATION = readFileSync(new URL('../../src/db/migrations/1763801100000_booking-updated-events.sql', import.meta.url), 'utf8');
+const CODE = readFileSync(new URL('../../src/db/code/booking-events.sql', import.meta.url), 'utf8');
 
-/** The columns of `o` that a `…_changed_visibly(o, n)` function of the migration compares. */
+/** The columns of `o` that a `…_changed_visibly(o, n)` function of src/db/code/booking-events.sql compares. */
 function compared(fn: string): string[] {
-  const body = new RegExp(`CREATE FUNCTION ${fn}\\(o \\w+, n \\w+\\)[\\s\\S]*?\\$\\$([\\s\\S]*?)\\$\\$`).exec(MIGRATION)?.[1];
-  expect(body, `${fn} in the booking-updated migration`).toBeDefined();
+  const body = new RegExp(`CREATE OR REPLACE FUNCTION ${fn}\\(o \\w+, n \\w+\\)[\\s\\S]*?\\$\\$([\\s\\S]*?)\\$\\$`).exec(CODE)?.[1];
+  expect(body, `${fn} in src/db/code/booking-events.sql`).toBeDefined();
   return [...body!.split('IS DISTINCT FROM')[0]!.matchAll(/\bo\.(\w+)/g)].map((match) => match[1]!).sort();
 }
 

@@ -1,5 +1,8 @@
 -- Up Migration
 
+-- The functions and triggers this migration wrote are defined, as they are today, in src/db/code/
+-- (revisions.sql), which migrate applies after the pending migrations.
+
 -- Calendar feed tokens: svc_cal_ + 32 base62 characters, stored only as a SHA-256 hash.
 CREATE TABLE feed_tokens (
   id text PRIMARY KEY DEFAULT new_id('feed'),
@@ -18,28 +21,7 @@ CREATE INDEX feed_tokens_workspace ON feed_tokens (workspace_id, created_at);
 ALTER TABLE sessions ADD COLUMN revision integer NOT NULL DEFAULT 0;
 ALTER TABLE course_templates ADD COLUMN revision integer NOT NULL DEFAULT 0;
 
-CREATE FUNCTION bump_revision() RETURNS trigger
-  LANGUAGE plpgsql
-  AS $$
-BEGIN
-  IF row(NEW.*) IS DISTINCT FROM row(OLD.*) THEN
-    NEW.revision := OLD.revision + 1;
-    -- iCalendar times have whole seconds: move to a later second so LAST-MODIFIED moves too.
-    NEW.updated_at := greatest(now(), date_trunc('second', OLD.updated_at) + interval '1 second');
-  END IF;
-  RETURN NEW;
-END
-$$;
-
-CREATE TRIGGER sessions_bump_revision BEFORE UPDATE ON sessions
-  FOR EACH ROW EXECUTE FUNCTION bump_revision();
-CREATE TRIGGER course_templates_bump_revision BEFORE UPDATE ON course_templates
-  FOR EACH ROW EXECUTE FUNCTION bump_revision();
-
 -- Down Migration
-DROP TRIGGER course_templates_bump_revision ON course_templates;
-DROP TRIGGER sessions_bump_revision ON sessions;
-DROP FUNCTION bump_revision();
 ALTER TABLE course_templates DROP COLUMN revision;
 ALTER TABLE sessions DROP COLUMN revision;
 DROP TABLE feed_tokens;

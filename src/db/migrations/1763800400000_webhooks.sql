@@ -1,5 +1,8 @@
 -- Up Migration
 
+-- The functions and triggers this migration wrote are defined, as they are today, in src/db/code/
+-- (booking-events.sql), which migrate applies after the pending migrations.
+
 -- Webhook endpoints of a workspace. The signing secret must be usable for signing, so it cannot be
 -- hashed: it is stored encrypted (AES-256-GCM: 12-byte nonce, 16-byte tag, ciphertext) with a key
 -- that lives outside the database (WEBHOOK_SECRET_KEY, or the embedded demo's data directory).
@@ -63,43 +66,7 @@ CREATE TABLE webhook_attempts (
 );
 CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id, started_at);
 
--- Runs in the inserting statement's transaction: the events, their deliveries (one per endpoint
--- active now) and the delivery jobs commit or roll back together with the bookings. Once per
--- statement, over all its new rows, so that a bulk insert (an import) costs three statements here,
--- not three per booking.
-CREATE FUNCTION record_bookings_created() RETURNS trigger
-  LANGUAGE plpgsql
-  AS $$
-DECLARE
-  v_jobs integer;
-BEGIN
-  WITH events AS (
-    INSERT INTO webhook_events (workspace_id, type, booking_id)
-    SELECT workspace_id, 'booking.created', id FROM new_bookings
-    RETURNING id, workspace_id
-  ), deliveries AS (
-    INSERT INTO webhook_deliveries (event_id, endpoint_id)
-    SELECT events.id, endpoints.id
-      FROM events JOIN webhook_endpoints endpoints ON endpoints.workspace_id = events.workspace_id AND endpoints.removed_at IS NULL
-    RETURNING id
-  ), specs AS (
-    SELECT array_agg(ROW('webhook_deliver', json_build_object('deliveryId', id), NULL, NULL, NULL, id, NULL, NULL)::graphile_worker.job_spec) AS list
-      FROM deliveries
-  )
-  SELECT count(*) INTO v_jobs
-    FROM specs, LATERAL graphile_worker.add_jobs(specs.list)
-   WHERE specs.list IS NOT NULL;
-  RETURN NULL;
-END
-$$;
-
-CREATE TRIGGER bookings_record_created AFTER INSERT ON bookings
-  REFERENCING NEW TABLE AS new_bookings
-  FOR EACH STATEMENT EXECUTE FUNCTION record_bookings_created();
-
 -- Down Migration
-DROP TRIGGER bookings_record_created ON bookings;
-DROP FUNCTION record_bookings_created();
 DROP TABLE webhook_attempts;
 DROP TABLE webhook_deliveries;
 DROP TYPE webhook_delivery_state;

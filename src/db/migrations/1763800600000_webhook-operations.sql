@@ -1,5 +1,8 @@
 -- Up Migration
 
+-- The functions and triggers this migration wrote are defined, as they are today, in src/db/code/
+-- (booking-events.sql), which migrate applies after the pending migrations.
+
 -- Secret rotation keeps the previous secret until its overlap ends; every attempt until then is
 -- signed with both. An endpoint whose deliveries keep failing is disabled until an operator
 -- enables it again. Sealed secrets written from now on carry the id of the key that sealed them
@@ -22,64 +25,7 @@ CREATE INDEX webhook_deliveries_body_retention ON webhook_deliveries (finished_a
 CREATE INDEX webhook_deliveries_endpoint_state ON webhook_deliveries (endpoint_id, state);
 ALTER TABLE webhook_attempts ADD COLUMN series integer NOT NULL DEFAULT 1 CHECK (series >= 1);
 
--- As before, and: an event recorded while an endpoint is disabled gets a delivery to it that is
--- failed from the start, without an attempt or a job, so that `webhook recover` can send it once
--- the endpoint is enabled again.
-CREATE OR REPLACE FUNCTION record_bookings_created() RETURNS trigger
-  LANGUAGE plpgsql
-  AS $$
-DECLARE
-  v_jobs integer;
-BEGIN
-  WITH events AS (
-    INSERT INTO webhook_events (workspace_id, type, booking_id)
-    SELECT workspace_id, 'booking.created', id FROM new_bookings
-    RETURNING id, workspace_id
-  ), deliveries AS (
-    INSERT INTO webhook_deliveries (event_id, endpoint_id, state, next_attempt_at, finished_at)
-    SELECT events.id, endpoints.id,
-           CASE WHEN endpoints.disabled_at IS NULL THEN 'pending' ELSE 'failed' END::webhook_delivery_state,
-           CASE WHEN endpoints.disabled_at IS NULL THEN now() END,
-           CASE WHEN endpoints.disabled_at IS NOT NULL THEN now() END
-      FROM events JOIN webhook_endpoints endpoints ON endpoints.workspace_id = events.workspace_id AND endpoints.removed_at IS NULL
-    RETURNING id, state
-  ), specs AS (
-    SELECT array_agg(ROW('webhook_deliver', json_build_object('deliveryId', id), NULL, NULL, NULL, id, NULL, NULL)::graphile_worker.job_spec) AS list
-      FROM deliveries WHERE state = 'pending'
-  )
-  SELECT count(*) INTO v_jobs
-    FROM specs, LATERAL graphile_worker.add_jobs(specs.list)
-   WHERE specs.list IS NOT NULL;
-  RETURN NULL;
-END
-$$;
-
 -- Down Migration
-CREATE OR REPLACE FUNCTION record_bookings_created() RETURNS trigger
-  LANGUAGE plpgsql
-  AS $$
-DECLARE
-  v_jobs integer;
-BEGIN
-  WITH events AS (
-    INSERT INTO webhook_events (workspace_id, type, booking_id)
-    SELECT workspace_id, 'booking.created', id FROM new_bookings
-    RETURNING id, workspace_id
-  ), deliveries AS (
-    INSERT INTO webhook_deliveries (event_id, endpoint_id)
-    SELECT events.id, endpoints.id
-      FROM events JOIN webhook_endpoints endpoints ON endpoints.workspace_id = events.workspace_id AND endpoints.removed_at IS NULL
-    RETURNING id
-  ), specs AS (
-    SELECT array_agg(ROW('webhook_deliver', json_build_object('deliveryId', id), NULL, NULL, NULL, id, NULL, NULL)::graphile_worker.job_spec) AS list
-      FROM deliveries
-  )
-  SELECT count(*) INTO v_jobs
-    FROM specs, LATERAL graphile_worker.add_jobs(specs.list)
-   WHERE specs.list IS NOT NULL;
-  RETURN NULL;
-END
-$$;
 ALTER TABLE webhook_attempts DROP COLUMN series;
 DROP INDEX webhook_deliveries_endpoint_state;
 DROP INDEX webhook_deliveries_body_retention;
