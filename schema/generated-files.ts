@@ -10,16 +10,21 @@ import { overlay } from '../src/model/overlay.ts';
 import { deriveModel } from '../src/model/resource-model.ts';
 import { operationSources } from '../src/graphql/operations.ts';
 import { createSchema, internalSchema } from '../src/graphql/schema.ts';
+import { cacheSources, unwatchedReads, watchedTableList } from '../src/graphql/cache-sources.ts';
+import { dataVersionTriggers, watchedInFile } from '../src/sql/data-version-triggers.ts';
 
 /**
  * The files `npm run generate` writes, each from what it is derived from: the catalog from the
  * migrations (a migrated embedded database), the internal schema's SDL from the catalog and the
  * overlay, the fixed operations' result types from their documents and the schema (GraphQL Code
- * Generator). All three are committed; `npm run build` and the suite fail while one is stale.
+ * Generator), the data-version triggers from what the cached operations read. All four are
+ * committed; `npm run build` and the suite fail while one is stale.
  */
 export const CATALOG_FILE = 'src/model/catalog.generated.ts';
 export const SDL_FILE = 'schema/internal.graphql';
 export const OPERATION_TYPES_FILE = 'src/graphql/operation-types.generated.ts';
+/** Applied with the rest of src/db/code, in name order: after data-versions.sql, whose functions its triggers run. */
+export const WATCHED_TABLES_FILE = 'src/db/code/watched-tables.generated.sql';
 
 export interface GeneratedFile {
   path: string;
@@ -40,7 +45,10 @@ export async function migratedCatalog(): Promise<Catalog> {
 }
 
 export async function generatedFiles(catalog: Catalog): Promise<GeneratedFile[]> {
-  const schema = createSchema(deriveModel(catalog, overlay));
+  const model = deriveModel(catalog, overlay);
+  const schema = createSchema(model);
+  const sources = cacheSources(schema, model.registry);
+  const triggers = dataVersionTriggers(watchedTableList(sources, model.registry));
   const sdl = printSchema(internalSchema(schema));
   const types = await typedOperations(schema);
   return [
@@ -56,6 +64,15 @@ export async function generatedFiles(catalog: Catalog): Promise<GeneratedFile[]>
     },
     { path: SDL_FILE, content: sdl, differences: (committed) => schemaDifferences(committed, sdl) },
     { path: OPERATION_TYPES_FILE, content: types, differences: (committed) => (committed === types ? [] : ['the result types differ from what the operations and the schema give']) },
+    {
+      path: WATCHED_TABLES_FILE,
+      content: triggers,
+      differences(committed) {
+        // A table a cached operation reads and the committed triggers miss is named with its reader: that one would serve stale answers.
+        const unwatched = unwatchedReads(sources, watchedInFile(committed));
+        return unwatched.length > 0 ? unwatched : ['the triggers differ from what the cached operations read (src/graphql/cache-sources.ts)'];
+      },
+    },
   ];
 }
 

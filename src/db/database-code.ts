@@ -102,12 +102,10 @@ export async function replaceCode(
   options: { keepDisabled: boolean; beforeFiles?: () => Promise<void>; afterFile?: (file: CodeFile) => Promise<void> },
 ): Promise<void> {
   const triggers = (await tx.query<{ table: string; name: string; disabled: boolean }>(OWN_TRIGGERS)).rows;
+  if (triggers.length > 0) await tx.query(triggers.map((trigger) => `DROP TRIGGER ${quoteIdent(trigger.name)} ON ${trigger.table};`).join('\n'));
+  // Read after the triggers are gone: a trigger depends on its function, which would then count as used.
   const droppable = (await tx.query<{ signature: string; dependents: boolean }>(OWN_FUNCTIONS)).rows.filter((row) => !row.dependents);
-  const drops = [
-    ...triggers.map((trigger) => `DROP TRIGGER ${quoteIdent(trigger.name)} ON ${trigger.table};`),
-    ...(droppable.length > 0 ? [`DROP FUNCTION ${droppable.map((row) => row.signature).join(', ')};`] : []),
-  ];
-  if (drops.length > 0) await tx.query(drops.join('\n'));
+  if (droppable.length > 0) await tx.query(`DROP FUNCTION ${droppable.map((row) => row.signature).join(', ')};`);
   await options.beforeFiles?.();
   for (const file of databaseCode().list) {
     try {

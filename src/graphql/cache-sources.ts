@@ -11,6 +11,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { columnOf, type RelationDefinition, type ResourceDefinition, type ResourceRegistry } from '../model/resource-registry.ts';
+import { workspacePath, type WatchedTable } from '../sql/data-version-triggers.ts';
 import { operationSources, type OperationName } from './operations.ts';
 
 /**
@@ -18,7 +19,7 @@ import { operationSources, type OperationName } from './operations.ts';
  * it (the whole list, and its pieces again after a change) and the resource each of its pieces is.
  * Everything else the cache must know follows from the operations' reads (`cacheSources`): the
  * tables whose writes move a workspace's data version (the generated triggers of
- * `src/db/code/data-version-triggers.generated.sql`), and the rows whose `xmin` make up a piece's
+ * `src/db/code/watched-tables.generated.sql`), and the rows whose `xmin` make up a piece's
  * version (`src/answer-cache/piece-version-store.ts`).
  *
  * `folded`: rows of a list under a piece that the version cannot join one by one (a run's
@@ -219,6 +220,22 @@ export function watchedTables(sources: ReadonlyMap<CachedAnswer, AnswerSources>)
   const tables = new Set<string>();
   for (const answer of sources.values()) for (const reads of answer.reads.values()) for (const table of reads.keys()) tables.add(table);
   return [...tables].sort();
+}
+
+/** Every watched table with the operations that read it and how its rows reach their workspace, for its triggers. */
+export function watchedTableList(sources: ReadonlyMap<CachedAnswer, AnswerSources>, registry: ResourceRegistry): WatchedTable[] {
+  const resources = new Map(registry.all().map((resource) => [resource.table, resource]));
+  return watchedTables(sources).map((table) => {
+    const readBy = new Map<string, string[]>();
+    for (const answer of sources.values()) {
+      for (const [operation, reads] of answer.reads) if (reads.has(table)) readBy.set(operation, [...reads.get(table)!].sort());
+    }
+    const path = workspacePath(resources.get(table)!);
+    if (path !== 'self' && path !== 'column' && path !== 'through') {
+      throw new CacheSourceError(`src/graphql/operations.ts: the cached operation ${[...readBy.keys()][0]} reads ${table}, but ${path}: no data-version trigger can follow it`);
+    }
+    return { table, readBy, path };
+  });
 }
 
 /**

@@ -66,7 +66,7 @@ describeOnEachDatabase('the database code of src/db/code, on %s', (target) => {
     await db.query('ALTER TABLE sessions DISABLE TRIGGER sessions_data_version_in_replica');
     await db.query(`UPDATE schema_code SET checksum = 'of other files'`);
     await migrate(db);
-    expect(await codeDifferences(db)).toEqual(['trigger sessions.sessions_data_version_in_replica: differs from its definition in src/db/code/data-versions.sql']);
+    expect(await codeDifferences(db)).toEqual(['trigger sessions.sessions_data_version_in_replica: differs from its definition in src/db/code/watched-tables.generated.sql']);
     await db.query('ALTER TABLE sessions ENABLE REPLICA TRIGGER sessions_data_version_in_replica');
     expect(await codeDifferences(db)).toEqual([]);
   });

@@ -1,6 +1,5 @@
 -- The data version of a workspace: it grows, in the writing transaction, with every change to a
--- table the public answers are built from (course_templates, course_runs, sessions, bookings,
--- participants, workspaces), whoever writes: the service, an import, the demo, plain SQL, the
+-- table the cached answers are built from, whoever writes: the service, an import, the demo, plain SQL, the
 -- booking trigger's transaction. An answer cached under a version is the answer for as long as a
 -- fresh read of the version returns that number.
 --
@@ -133,7 +132,7 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION bump_data_versions_of_replicated_workspace() RETURNS trigger
+CREATE OR REPLACE FUNCTION bump_data_versions_of_replicated_workspaces() RETURNS trigger
   LANGUAGE plpgsql
   AS $$
 BEGIN
@@ -146,7 +145,7 @@ $$;
 
 -- A participant's workspace is its booking's. A participant whose booking was deleted before it
 -- finds none, but that booking's delete has moved the workspace in this transaction.
-CREATE OR REPLACE FUNCTION bump_data_versions_of_replicated_participant() RETURNS trigger
+CREATE OR REPLACE FUNCTION bump_data_versions_of_replicated_participants() RETURNS trigger
   LANGUAGE plpgsql
   AS $$
 BEGIN
@@ -157,58 +156,9 @@ BEGIN
 END
 $$;
 
--- The data-version triggers of a table whose rows carry their workspace in `workspace_id`: one
--- statement trigger per event (transition tables are allowed only on triggers of a single event),
--- TRUNCATE in every role, a row trigger in replica role only. A table a public answer is built
--- from gets them with one line at the end of this file.
-CREATE OR REPLACE FUNCTION track_data_versions(p_table regclass) RETURNS void
-  LANGUAGE plpgsql
-  AS $$
-DECLARE
-  name text := (SELECT relname FROM pg_class WHERE oid = p_table);
-BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = p_table AND attname = 'workspace_id' AND attnum > 0 AND NOT attisdropped) THEN
-    RAISE EXCEPTION 'track_data_versions(%): the table has no workspace_id column', p_table;
-  END IF;
-  EXECUTE format('CREATE TRIGGER %I AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bump_data_versions_of_rows()', name || '_data_version_insert', p_table);
-  EXECUTE format('CREATE TRIGGER %I AFTER UPDATE ON %s REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bump_data_versions_of_rows()', name || '_data_version_update', p_table);
-  EXECUTE format('CREATE TRIGGER %I AFTER DELETE ON %s REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION bump_data_versions_of_rows()', name || '_data_version_delete', p_table);
-  EXECUTE format('CREATE TRIGGER %I AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION bump_all_data_versions()', name || '_data_version_truncate', p_table);
-  EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION bump_data_versions_of_replicated_row()', name || '_data_version_in_replica', p_table);
-  EXECUTE format('ALTER TABLE %s ENABLE REPLICA TRIGGER %I', p_table, name || '_data_version_in_replica');
-  EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER %I', p_table, name || '_data_version_truncate');
-END
-$$;
-
--- Workspaces and participants reach their workspace otherwise than by a workspace_id column.
-CREATE TRIGGER workspaces_data_version_insert AFTER INSERT ON workspaces
-  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bump_data_versions_of_workspaces();
-CREATE TRIGGER workspaces_data_version_update AFTER UPDATE ON workspaces
-  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bump_data_versions_of_workspaces();
-CREATE TRIGGER workspaces_data_version_delete AFTER DELETE ON workspaces
-  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION bump_data_versions_of_workspaces();
-CREATE TRIGGER workspaces_data_version_truncate AFTER TRUNCATE ON workspaces
-  FOR EACH STATEMENT EXECUTE FUNCTION bump_all_data_versions();
-CREATE TRIGGER workspaces_data_version_in_replica AFTER INSERT OR UPDATE OR DELETE ON workspaces
-  FOR EACH ROW EXECUTE FUNCTION bump_data_versions_of_replicated_workspace();
-ALTER TABLE workspaces ENABLE REPLICA TRIGGER workspaces_data_version_in_replica;
-ALTER TABLE workspaces ENABLE ALWAYS TRIGGER workspaces_data_version_truncate;
-
-CREATE TRIGGER participants_data_version_insert AFTER INSERT ON participants
-  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bump_data_versions_of_participants();
-CREATE TRIGGER participants_data_version_update AFTER UPDATE ON participants
-  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bump_data_versions_of_participants();
-CREATE TRIGGER participants_data_version_delete AFTER DELETE ON participants
-  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION bump_data_versions_of_participants();
-CREATE TRIGGER participants_data_version_truncate AFTER TRUNCATE ON participants
-  FOR EACH STATEMENT EXECUTE FUNCTION bump_all_data_versions();
-CREATE TRIGGER participants_data_version_in_replica AFTER INSERT OR UPDATE OR DELETE ON participants
-  FOR EACH ROW EXECUTE FUNCTION bump_data_versions_of_replicated_participant();
-ALTER TABLE participants ENABLE REPLICA TRIGGER participants_data_version_in_replica;
-ALTER TABLE participants ENABLE ALWAYS TRIGGER participants_data_version_truncate;
-
--- The tables of the public answers whose rows carry their workspace.
-SELECT track_data_versions('course_templates');
-SELECT track_data_versions('course_runs');
-SELECT track_data_versions('sessions');
-SELECT track_data_versions('bookings');
+-- Which tables have these functions' triggers follows from what the cached operations read:
+-- `npm run generate` writes them in watched-tables.generated.sql (applied after this file, the files
+-- going in name order). A table that carries its workspace in `workspace_id` needs nothing here; one
+-- that reaches it through another row (participants) needs its own pair of functions above, named
+-- bump_data_versions_of_<table> and bump_data_versions_of_replicated_<table>; the workspaces table
+-- is its own workspace.
