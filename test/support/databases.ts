@@ -24,7 +24,7 @@ function migratedEmbedded(): Promise<Blob> {
  * run's migrated dump; on PostgreSQL a fresh database created for this test file and dropped when
  * it is closed.
  */
-export async function openTestDatabase(target: DatabaseTarget): Promise<Database> {
+export async function openTestDatabase(target: DatabaseTarget, namePrefix = 'test_'): Promise<Database> {
   if (target === 'embedded') {
     const db = await openDatabase({ initialData: await migratedEmbedded() });
     await migrate(db);
@@ -32,7 +32,7 @@ export async function openTestDatabase(target: DatabaseTarget): Promise<Database
   }
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) throw new Error('DATABASE_URL is not set');
-  const name = `test_${randomBytes(6).toString('hex')}`;
+  const name = `${namePrefix}${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
