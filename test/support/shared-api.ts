@@ -18,10 +18,11 @@ const started = new Map<DatabaseTarget, Promise<{ db: Database; api: TestApi }>>
  * target, for the test files that seed a workspace of their own and read it through keys of their
  * own: each file opening a database and starting a server cost about 1 s of CPU on the embedded
  * database, and a database created and migrated on PostgreSQL. A file that changes the server's
- * settings, the model, or state shared by workspaces (an address's failed authentications, a
- * token's name) opens its own. The files of a worker run one after another (vitest.config.ts), so
- * what a file counts (statements, log lines) is its own. Neither is closed by a file: the worker's
- * end closes them, and the run's global setup drops the PostgreSQL database (migrated-database.ts).
+ * settings, the model or the schema, or state that workspaces share (a token's name, failed
+ * authentications beyond a few: from 30 a minute one address is answered 429, not 401) opens its
+ * own. The files of a worker run one after another (vitest.config.ts), so what a file counts
+ * (statements, log lines) is its own. Neither is closed by a file: the worker's end closes them, and
+ * the run's global setup drops the PostgreSQL database (migrated-database.ts).
  */
 export async function sharedTestApi(target: DatabaseTarget): Promise<SharedApi> {
   let shared = started.get(target);
