@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createFeedToken } from '../../src/calendar/feed-token-store.ts';
 import type { Database } from '../../src/db/database.ts';
-import { sharedTestDatabase } from '../support/shared-api.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';
@@ -76,7 +76,7 @@ describeOnEachDatabase('answers assembled from pieces on %s', (target) => {
   let feed: string;
 
   beforeAll(async () => {
-    db = await sharedTestDatabase(target);
+    db = await openTestDatabase(target);
     // Every answer after every change, from both servers: more than a key's default rate limit.
     const limits = { RATE_LIMIT_MAX: '100000', FEED_RATE_LIMIT_MAX: '100000' };
     cached = await startTestApi(db, limits);
@@ -89,6 +89,7 @@ describeOnEachDatabase('answers assembled from pieces on %s', (target) => {
   afterAll(async () => {
     await sql?.end();
     for (const server of [cached, whole]) await server?.close();
+    await db?.close();
   });
 
   const answers = (): Array<[string, string | undefined]> => [

@@ -4,7 +4,7 @@ import { readIssuerTag } from '../../src/auth/issuer-key-store.ts';
 import { isIssuedBy, sha256 } from '../../src/auth/secret-format.ts';
 import type { Database } from '../../src/db/database.ts';
 import { cliOn } from '../support/cli.ts';
-import { sharedTestDatabase } from '../support/shared-api.ts';
+import { openTestDatabase } from '../support/databases.ts';
 import { forgedApiKey, guessedFeedToken } from '../support/forged-credentials.ts';
 import { startTestApi, type TestApi } from '../support/public-api.ts';
 import { OWNER_EMAIL, contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
@@ -25,7 +25,7 @@ describeOnEachDatabase('API keys and feed tokens issued before issuer tags, on %
   const oldFeedToken = guessedFeedToken();
 
   beforeAll(async () => {
-    db = await sharedTestDatabase(target);
+    db = await openTestDatabase(target);
     ws = await seedWorkspace(db, contractFixture('Before tags', 1));
     await db.query(
       `INSERT INTO api_keys (workspace_id, name, scopes, key_hash, last4, created_by, tagged)
@@ -41,6 +41,7 @@ describeOnEachDatabase('API keys and feed tokens issued before issuer tags, on %
   });
   afterAll(async () => {
     await api?.close();
+    await db?.close();
   });
 
   const withKey = (client: string, key: string) => api.call(COURSES, { headers: [['X-Forwarded-For', client], ['Authorization', `Bearer ${key}`]] });

@@ -43,11 +43,3 @@ export async function sharedTestApi(target: DatabaseTarget): Promise<SharedApi> 
     },
   };
 }
-
-/**
- * The worker's shared database alone, for a file that reads it through servers of its own (other
- * settings), which it closes; the database it leaves open (sharedTestApi).
- */
-export async function sharedTestDatabase(target: DatabaseTarget): Promise<Database> {
-  return (await sharedTestApi(target)).db;
-}
