@@ -21,7 +21,9 @@ export default defineConfig({
     maxWorkers: 4,
     projects: [
       // The test files of a worker share its loaded modules: loading the service anew for every file
-      // cost about 3 s of CPU each. Every test builds its own server, database and state.
+      // cost about 3 s of CPU each. Every test file builds its own state (a workspace, keys of its
+      // own); those that only read share their worker's database and server (test/support/shared-api.ts),
+      // the others open their own.
       // Unit tests open no connection of any kind (test/support/no-connections.ts refuses them).
       {
         extends: true,

@@ -106,6 +106,8 @@ describe('a maintainer mistake is explained where a start meets it', () => {
   it('a NOT NULL column without a default: the build names the demo fixture, the column and a DEFAULT; a database with rows refuses the migration with the same advice at start, and takes it with the DEFAULT', async () => {
     await write(MIGRATION, '-- Up Migration\nALTER TABLE bookings ADD COLUMN channel text NOT NULL;\n\n-- Down Migration\nALTER TABLE bookings DROP COLUMN channel;\n');
     expect((await npm('generate')).code).toBe(0);
+    // The one whole npm run build of the planted mistakes: its compile runs, and its step that
+    // checks the demo fixture stops it (maintainer-mistakes-in-the-build.test.ts runs that step alone).
     const built = refused(await npm('build'));
     expect(built).toContain('src/demo/demo-fixture.json does not fit the migrations');
     expect(built).toMatch(/bookings\[0\] \(ref "b1"\) and \d+ more: channel is missing: the column bookings\.channel is NOT NULL and has no default/);

@@ -8,11 +8,13 @@ import { ROOT } from '../support/service-commands.ts';
  * The mistakes a maintainer adding a resource makes that npm run generate and npm run build meet,
  * planted one at a time on a scratch copy of the repository: each is refused with a message naming
  * its file, table or operation and the way out, and never a stack trace; the way out the message
- * gives is then taken and works. The mistakes met at start: maintainer-mistakes-at-start.test.ts.
+ * gives is then taken and works. The build meets each in its step CHECK_STEP (run here from its
+ * source, sparing a whole build per mistake); maintainer-mistakes-at-start.test.ts runs a whole
+ * npm run build to that step's refusal, and meets the mistakes a start meets.
  */
 describe('a maintainer mistake is explained where the build meets it', () => {
   const mistakes = plantedMistakes('maintainer-mistakes-');
-  const { originals, write, read, npm, restore, refused } = mistakes;
+  const { originals, write, read, npm, buildCheck, restore, refused } = mistakes;
 
   it('a migration renaming a column a fixed operation reads: generate and build name the operation, the contract field and both ways out, and write nothing; the rename the message gives keeps the public API', async () => {
     await write(MIGRATION, '-- Up Migration\nALTER TABLE sessions RENAME COLUMN location TO venue_location;\n\n-- Down Migration\nALTER TABLE sessions RENAME COLUMN venue_location TO location;\n');
@@ -32,7 +34,7 @@ describe('a maintainer mistake is explained where the build meets it', () => {
     for (const file of GENERATED) expect(await read(file), file).toBe(originals.get(file));
 
     // The build says the same, instead of sending the maintainer to npm run generate.
-    const built = refused(await npm('build'));
+    const built = refused(await buildCheck());
     expectExplained(built);
     expect(built).not.toContain('Run npm run generate, then npm run build');
 
@@ -48,18 +50,17 @@ describe('a maintainer mistake is explained where the build meets it', () => {
 
   it('a migration PostgreSQL refuses, and a demo fixture that is not JSON: the build names the file', async () => {
     await write(MIGRATION, '-- Up Migration\nALTER TABLE bookings ADD COLUM channel text;\n\n-- Down Migration\n');
-    expect(refused(await npm('build'))).toContain(`${MIGRATION} failed: syntax error at or near "text" (SQLSTATE 42601). Nothing was applied: the pending migrations run in one transaction.`);
+    expect(refused(await buildCheck())).toContain(`${MIGRATION} failed: syntax error at or near "text" (SQLSTATE 42601). Nothing was applied: the pending migrations run in one transaction.`);
     await restore();
 
     await write('src/demo/demo-fixture.json', originals.get('src/demo/demo-fixture.json')!.slice(0, 200));
-    expect(refused(await npm('build'))).toMatch(/^src\/demo\/demo-fixture\.json is not JSON: /m);
+    expect(refused(await buildCheck())).toMatch(/^src\/demo\/demo-fixture\.json is not JSON: /m);
     await restore();
   }, 300_000);
 
-  // Last: its failed build leaves the scratch copy's dist compiled from the planted overlay.
   it('an overlay entry naming a column no migration creates stops the build with the overlay, the table and the column', async () => {
     await write('src/model/overlay.ts', originals.get('src/model/overlay.ts')!.replace(/^( {2}sessions: \{)/m, "$1 personalData: ['instructor_email'],"));
-    expect(refused(await npm('build'))).toContain('src/model/overlay.ts: sessions: personalData names the column "instructor_email", which src/model/catalog.generated.ts does not list for sessions');
+    expect(refused(await buildCheck())).toContain('src/model/overlay.ts: sessions: personalData names the column "instructor_email", which src/model/catalog.generated.ts does not list for sessions');
     await restore();
   }, 300_000);
 

@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/database.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { errorCodes } from '../../src/errors.ts';
-import { openTestDatabase } from '../support/databases.ts';
 import { rawRequest } from '../support/http.ts';
-import { startTestApi, type TestApi } from '../support/public-api.ts';
+import { type TestApi } from '../support/public-api.ts';
+import { sharedTestApi } from '../support/shared-api.ts';
 
 /** The `src`/`href`/`spec-url` values of an HTML page and the `url(…)` values of its inline CSS. */
 function referencedUrls(html: string): string[] {
@@ -11,16 +10,10 @@ function referencedUrls(html: string): string[] {
 }
 
 describe('the API reference page at /docs', () => {
-  let db: Database;
   let api: TestApi;
 
   beforeAll(async () => {
-    db = await openTestDatabase('embedded');
-    api = await startTestApi(db);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await db?.close();
+    ({ api } = await sharedTestApi('embedded'));
   });
 
   it('is served as HTML without authentication', async () => {

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_QUERY, DEFAULT_VARIABLES } from '../../explorer/default-query.ts';
 import type { Database } from '../../src/db/database.ts';
-import { openTestDatabase } from '../support/databases.ts';
 import { rawRequest } from '../support/http.ts';
-import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
+import { INTERNAL_TOKEN, type TestApi } from '../support/public-api.ts';
+import { sharedTestApi } from '../support/shared-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 
 /** What Chromium sends when it opens a page. */
@@ -24,14 +24,9 @@ describe('the GraphQL explorer of the internal listener', () => {
   const get = (path: string, headers: Array<[string, string]> = []) => rawRequest(url, path, { headers });
 
   beforeAll(async () => {
-    db = await openTestDatabase('embedded');
+    ({ db, api } = await sharedTestApi('embedded'));
     ws = await seedWorkspace(db, contractFixture('Explorer', 3));
-    api = await startTestApi(db);
     url = api.server.internalUrl!;
-  });
-  afterAll(async () => {
-    await api?.close();
-    await db?.close();
   });
 
   it('serves GET /graphql to a browser as an HTML page without a token', async () => {

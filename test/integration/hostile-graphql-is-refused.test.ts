@@ -1,9 +1,9 @@
-import { afterAll, afterEach, beforeAll, beforeEach, expect, it, vi, type MockInstance } from 'vitest';
+import { afterEach, beforeAll, beforeEach, expect, it, vi, type MockInstance } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { encodeCursor } from '../../src/loaders/cursor.ts';
-import { openTestDatabase } from '../support/databases.ts';
 import { rawRequest } from '../support/http.ts';
-import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
+import { INTERNAL_TOKEN, type TestApi } from '../support/public-api.ts';
+import { sharedTestApi } from '../support/shared-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { captureStatements } from '../support/statements.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';
@@ -56,13 +56,8 @@ describeOnEachDatabase('hostile documents and bodies on the internal listener (%
   };
 
   beforeAll(async () => {
-    db = await openTestDatabase(target);
+    ({ db, api } = await sharedTestApi(target));
     ws = await seedWorkspace(db, contractFixture('Hostile', 5));
-    api = await startTestApi(db);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await db?.close();
   });
 
   // Nothing the server does may reach the console: every line it writes goes to the JSON log.

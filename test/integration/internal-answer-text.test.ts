@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { openTestDatabase } from '../support/databases.ts';
-import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
+import { INTERNAL_TOKEN, type TestApi } from '../support/public-api.ts';
+import { sharedTestApi } from '../support/shared-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';
 
@@ -16,14 +16,9 @@ describeOnEachDatabase('the text of internal GraphQL answers on %s', (target) =>
   let ws: SeededWorkspace;
 
   beforeAll(async () => {
-    db = await openTestDatabase(target);
+    ({ db, api } = await sharedTestApi(target));
     // Characters of two, three and four bytes in UTF-8.
     ws = await seedWorkspace(db, contractFixture('Zürich ✓ 🎓', 3));
-    api = await startTestApi(db);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await db?.close();
   });
 
   const post = async (body: string) => {

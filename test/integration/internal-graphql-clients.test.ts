@@ -8,8 +8,8 @@ import { build } from 'esbuild';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { cliOn } from '../support/cli.ts';
-import { openTestDatabase } from '../support/databases.ts';
-import { startTestApi, type TestApi } from '../support/public-api.ts';
+import { type TestApi } from '../support/public-api.ts';
+import { sharedTestApi } from '../support/shared-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';
 
@@ -111,13 +111,8 @@ describeOnEachDatabase('Apollo Client 4 and graphql-request against trusted toke
   };
 
   beforeAll(async () => {
-    db = await openTestDatabase(target);
+    ({ db, api } = await sharedTestApi(target));
     ws = await seedWorkspace(db, contractFixture('Clients', 12));
-    api = await startTestApi(db);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await db?.close();
   });
 
   it('Apollo Client 4 with its persisted query link runs the documents of its manifest (generate-persisted-query-manifest), registered with the documented command', async () => {

@@ -14,12 +14,12 @@ import {
   type GraphQLObjectType,
   type IntrospectionQuery,
 } from 'graphql';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { encodeCursor } from '../../src/loaders/cursor.ts';
 import { cliOn } from '../support/cli.ts';
-import { openTestDatabase } from '../support/databases.ts';
-import { INTERNAL_TOKEN, startTestApi, type TestApi } from '../support/public-api.ts';
+import { INTERNAL_TOKEN, type TestApi } from '../support/public-api.ts';
+import { sharedTestApi } from '../support/shared-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';
 
@@ -68,11 +68,9 @@ describeOnEachDatabase('documents generated from the served schema, with a restr
   };
 
   beforeAll(async () => {
-    db = await openTestDatabase(target);
+    ({ db, api } = await sharedTestApi(target));
     alpha = await seedWorkspace(db, contractFixture('Alpha', 8));
     bravo = await seedWorkspace(db, contractFixture('Bravo', 8));
-    // The generated documents are judged by their answers, not by a budget: 200 of them can cost more than a minute's.
-    api = await startTestApi(db, { INTERNAL_COST_PER_MINUTE: '1000000000' });
     restrictedToken = (await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', 'generated', '--workspaces', alpha.workspaceId, '--personal-data')).token;
     const rows = await db.query<{ value: string }>(
       `SELECT id AS value FROM workspaces WHERE id = $1
@@ -95,10 +93,6 @@ describeOnEachDatabase('documents generated from the served schema, with a restr
       cursors.push(...stringsIn(body.data).filter((value) => /^[A-Za-z0-9_-]{16,}$/.test(value)));
     }
     expect(cursors.length).toBeGreaterThanOrEqual(6);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await db?.close();
   });
 
   it('no answer is a 5xx, every error carries a code and no internals, and the restricted token never sees another workspace', async () => {

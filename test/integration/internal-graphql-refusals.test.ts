@@ -1,10 +1,10 @@
 import { buildClientSchema, getIntrospectionQuery, getNullableType, isListType, isObjectType, type GraphQLInputObjectType, type GraphQLObjectType, type IntrospectionQuery } from 'graphql';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { importFixture, type ImportResult } from '../../src/fixtures/import-fixture.ts';
-import { openTestDatabase } from '../support/databases.ts';
 import { PAGE, bookingsFixture, type Page } from '../support/paging-fixture.ts';
-import { startTestApi, type TestApi } from '../support/public-api.ts';
+import { type TestApi } from '../support/public-api.ts';
+import { sharedTestApi } from '../support/shared-api.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';
 
 describeOnEachDatabase('internal GraphQL connections refuse what they cannot page, on %s', (target) => {
@@ -20,13 +20,8 @@ describeOnEachDatabase('internal GraphQL connections refuse what they cannot pag
   };
 
   beforeAll(async () => {
-    db = await openTestDatabase(target);
+    ({ db, api } = await sharedTestApi(target));
     big = await importFixture(db, bookingsFixture('Refusals', 30), {});
-    api = await startTestApi(db);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await db?.close();
   });
 
   it('refuses a tampered, truncated, foreign or made-up cursor with invalid_request, never a 500', async () => {

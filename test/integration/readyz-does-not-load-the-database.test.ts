@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { openTestDatabase } from '../support/databases.ts';
 import { rawRequest } from '../support/http.ts';
-import { startTestApi, type TestApi } from '../support/public-api.ts';
+import { type TestApi } from '../support/public-api.ts';
+import { sharedTestApi } from '../support/shared-api.ts';
 import { captureStatements } from '../support/statements.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';
 
@@ -11,12 +11,7 @@ describeOnEachDatabase('a /readyz flood on %s', (target) => {
   let api: TestApi;
 
   beforeAll(async () => {
-    db = await openTestDatabase(target);
-    api = await startTestApi(db);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await db?.close();
+    ({ db, api } = await sharedTestApi(target));
   });
 
   it('500 concurrent /readyz requests are answered from one database check a second', async () => {

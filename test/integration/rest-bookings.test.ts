@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { importDemo } from '../../src/demo/demo.ts';
 import { createApiKey } from '../../src/auth/api-key-store.ts';
 import type { components } from '../../src/contract/public-v1-types.ts';
-import { openTestDatabase } from '../support/databases.ts';
 import { captureStatements } from '../support/statements.ts';
-import { startTestApi, type TestApi } from '../support/public-api.ts';
+import { type TestApi } from '../support/public-api.ts';
+import { sharedTestApi } from '../support/shared-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';
 
@@ -24,14 +24,9 @@ describeOnEachDatabase('GET /api/public/v1/bookings on %s', (target) => {
   };
 
   beforeAll(async () => {
-    db = await openTestDatabase(target);
+    ({ db, api } = await sharedTestApi(target));
     ws = await seedWorkspace(db, contractFixture('Bookings'));
     other = await seedWorkspace(db, contractFixture('Bookings'));
-    api = await startTestApi(db);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await db?.close();
   });
 
   it('resources.booking-limit: bookings come newest first with a fixed limit of 100 entries', async () => {

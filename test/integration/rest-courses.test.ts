@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import type { components } from '../../src/contract/public-v1-types.ts';
 import type { Database } from '../../src/db/database.ts';
-import { openTestDatabase } from '../support/databases.ts';
-import { startTestApi, type TestApi } from '../support/public-api.ts';
+import { type TestApi } from '../support/public-api.ts';
+import { sharedTestApi } from '../support/shared-api.ts';
 import { contractFixture, seedWorkspace, type SeededWorkspace } from '../support/seed.ts';
 import { describeOnEachDatabase } from '../support/variants.ts';
 
@@ -16,16 +16,11 @@ describeOnEachDatabase('GET /api/public/v1/courses on %s', (target) => {
   let courses: Course[];
 
   beforeAll(async () => {
-    db = await openTestDatabase(target);
+    ({ db, api } = await sharedTestApi(target));
     ws = await seedWorkspace(db, contractFixture('Courses'));
-    api = await startTestApi(db);
     const response = await api.call('/api/public/v1/courses', { key: ws.coursesOnlyKey });
     expect(response.status).toBe(200);
     courses = (response.body as CourseList).data;
-  });
-  afterAll(async () => {
-    await api?.close();
-    await db?.close();
   });
 
   it('resources.course-fields: a course has exactly id, title, description and sessions; a session exactly id, startsAt, durationMinutes, timeZone, location', () => {

@@ -25,21 +25,22 @@ function migratedEmbedded(): Promise<Blob> {
  * run's migrated dump; on PostgreSQL a fresh database created for this test file and dropped when
  * it is closed.
  */
-export async function openTestDatabase(target: DatabaseTarget): Promise<Database> {
-  const db = target === 'embedded' ? await openDatabase({ initialData: await migratedEmbedded() }) : await openEmptyTestDatabase('postgres');
+export async function openTestDatabase(target: DatabaseTarget, namePrefix = 'test_'): Promise<Database> {
+  const db = target === 'embedded' ? await openDatabase({ initialData: await migratedEmbedded() }) : await openEmptyTestDatabase('postgres', namePrefix);
   await migrate(db);
   return db;
 }
 
 /**
  * A database of the test's own that no migration has touched: in memory from the dump of an
- * empty cluster for the embedded target; on PostgreSQL a new database, dropped when it is closed.
+ * empty cluster for the embedded target; on PostgreSQL a new database (its name starting with
+ * `namePrefix`), dropped when it is closed.
  */
-export async function openEmptyTestDatabase(target: DatabaseTarget): Promise<Database> {
+export async function openEmptyTestDatabase(target: DatabaseTarget, namePrefix = 'test_'): Promise<Database> {
   if (target === 'embedded') return openDatabase({ initialData: await emptyClusterDump() });
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) throw new Error('DATABASE_URL is not set');
-  const name = `test_${randomBytes(6).toString('hex')}`;
+  const name = `${namePrefix}${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {

@@ -15,7 +15,8 @@ const run = promisify(execFile);
 export async function scratchCopy(prefix: string): Promise<string> {
   const scratch = await mkdtemp(join(tmpdir(), prefix));
   const { stdout } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
-  for (const file of stdout.split('\0').filter(Boolean)) {
+  // A node_modules that is a symlink is no directory, so .gitignore's node_modules/ does not leave it out.
+  for (const file of stdout.split('\0').filter((path) => path && path !== 'node_modules')) {
     await cp(join(ROOT, file), join(scratch, file), { recursive: true }).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error;
     });

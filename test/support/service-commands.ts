@@ -17,6 +17,9 @@ function nodeArguments(script: string): string[] {
 export const START_ARGUMENTS = nodeArguments('start');
 export const ADMIN_ARGUMENTS = nodeArguments('admin');
 
+/** The commands `npm run build` runs, in order: each runs only when the one before it succeeded. */
+export const BUILD_STEPS = scripts.build!.split(' && ');
+
 /** A built module of the service, for a child process that imports it directly. */
 export function builtModule(sourcePath: string): string {
   return new URL(`../../dist/${sourcePath.replace(/\.ts$/, '.js')}`, import.meta.url).pathname;
