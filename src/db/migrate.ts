@@ -1,6 +1,4 @@
 import { readdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { packagePath } from '../package-root.ts';
 import { openDatabase, type Database } from './database.ts';
 
@@ -18,23 +16,6 @@ export const SHIPPED_MIGRATIONS: readonly string[] = readdirSync(MIGRATIONS_DIR)
   .sort();
 
 /**
- * The number of the job queue's newest migration as its installed package ships it (`sql/000019.sql`
- * → 19), or null when the package does not ship them as files.
- */
-function newestQueueMigration(): number | null {
-  try {
-    const dir = join(dirname(createRequire(import.meta.url).resolve('graphile-worker/package.json')), 'sql');
-    const numbers = readdirSync(dir)
-      .map((file) => /^(\d+)\.sql$/.exec(file)?.[1])
-      .filter((number) => number !== undefined)
-      .map(Number);
-    return numbers.length > 0 ? Math.max(...numbers) : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
  * Names of migrations shipped with this build that the database has not applied yet. Fails when
  * the database cannot be read or has never been migrated.
  */
@@ -45,27 +26,21 @@ export async function pendingMigrations(db: Database): Promise<string[]> {
 }
 
 /**
- * Whether the database already has every shipped migration and the job queue's newest schema,
- * read with two cheap statements. When it has, the migration tools are never loaded: they stay out
- * of a serving process's memory (some 20 MB).
+ * Whether the database already has every shipped migration, read with one cheap statement. When it
+ * has, the migration tool is never loaded: it stays out of a serving process's memory.
  */
 async function isSchemaCurrent(db: Database): Promise<boolean> {
-  const newestQueue = newestQueueMigration();
-  if (newestQueue === null) return false;
   try {
-    if ((await pendingMigrations(db)).length > 0) return false;
-    const queue = await db.query<{ id: number | null }>('SELECT max(id) AS id FROM graphile_worker.migrations');
-    return (queue.rows[0]?.id ?? 0) >= newestQueue;
+    return (await pendingMigrations(db)).length === 0;
   } catch {
-    // A fresh database has neither table yet.
+    // A fresh database has no migrations table yet.
     return false;
   }
 }
 
 /**
- * Applies every pending migration in one transaction (concurrent callers wait for each other), then
- * installs or upgrades the job queue's own schema (`graphile_worker`), which the booking trigger of
- * the webhooks migration writes to. Then gives the triggers that must fire in replica role their
+ * Applies every pending migration in one transaction (concurrent callers wait for each other).
+ * Then gives the triggers that must fire in replica role their
  * role back, should a restore have made them ordinary ones (`restore_trigger_roles`, migration
  * 1763801000000): one statement when nothing needs it.
  */
@@ -76,26 +51,18 @@ export async function migrate(db: Database): Promise<MigrationResult> {
 }
 
 /**
- * Migrations hold an advisory lock for their whole run and the job queue's take another: session
- * state, which a pooler in transaction mode would hand to other clients. They run on
- * `DATABASE_DIRECT_URL` when it is set apart from `DATABASE_URL`.
+ * Migrations hold an advisory lock for their whole run: session state, which a pooler in
+ * transaction mode would hand to other clients. They run on `DATABASE_DIRECT_URL` when it is set
+ * apart from `DATABASE_URL`.
  */
 async function migrateDirect(db: Database): Promise<MigrationResult> {
-  if (db.directConnectionString === db.connectionString) return migrateAll(db);
+  if (db.directConnectionString === db.connectionString) return migrateOwn(db);
   const direct = await openDatabase({ url: db.directConnectionString, poolSize: 2, applicationName: 'course-booking-migrate' });
   try {
-    return await migrateAll(direct);
+    return await migrateOwn(direct);
   } finally {
     await direct.close();
   }
-}
-
-async function migrateAll(db: Database): Promise<MigrationResult> {
-  const result = await migrateOwn(db);
-  const { Logger, runMigrations } = await import('graphile-worker');
-  // graphile-worker's own log lines are dropped: the service logs what matters about deliveries.
-  await runMigrations({ pgPool: db.pool, noPreparedStatements: !db.namedStatements, logger: new Logger(() => () => {}) });
-  return result;
 }
 
 /** A migration the database refused, named, with what to do about it; nothing of the run was applied. */
