@@ -37,8 +37,8 @@ const RECORD_ON_ENDPOINT = (delivery: string, status: string, error: string, sta
 };
 
 /**
- * A manual redelivery is logged outside the 8; its success settles the delivery (a later
- * scheduled job then finds nothing to do), its failure changes nothing about the schedule but a
+ * A manual redelivery is logged outside the 8; its success settles the delivery (no
+ * scheduled attempt follows), its failure changes nothing about the schedule but a
  * 410, which disables the endpoint as any attempt's does. Either counts toward the endpoint's
  * health as a scheduled attempt does. True when it disabled the endpoint.
  */
