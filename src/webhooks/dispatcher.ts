@@ -70,6 +70,8 @@ export class Dispatcher {
   readonly #waiting: Array<() => void> = [];
   #claiming: Promise<void> | null = null;
   #again = false;
+  #reading: Promise<void> | null = null;
+  #readAgain = false;
   #stopped = false;
   readonly #poller: NodeJS.Timeout | null = null;
   readonly #timer: DueTimer;
@@ -119,18 +121,31 @@ export class Dispatcher {
       // A full batch may have left more behind; a short one took all that is claimable now, so
       // the timer is armed for what becomes claimable next (read after the claim, it sees its leases).
       if (claimed.length === free) this.#again = true;
-      else await this.#armForNextDue();
+      else this.#armForNextDue();
     } while (this.#again);
   }
 
-  async #armForNextDue(): Promise<void> {
-    try {
-      const inMs = await this.#options.nextDueInMs();
-      if (inMs !== null) this.#timer.in(inMs);
-    } catch (error) {
-      this.#options.logger.warn({ err: error }, 'webhook due-time look-ahead failed');
-      this.#timer.in(RETRY_AFTER_FAILURE_MS);
+  /**
+   * Reads the next due time and arms the timer for it, beside the claims (a burst's claims do not
+   * wait on it). Readings asked for while one runs are made once, after it.
+   */
+  #armForNextDue(): void {
+    if (this.#reading) {
+      this.#readAgain = true;
+      return;
     }
+    this.#reading = (async () => {
+      do {
+        this.#readAgain = false;
+        try {
+          const inMs = await this.#options.nextDueInMs();
+          if (inMs !== null) this.#timer.in(inMs);
+        } catch (error) {
+          this.#options.logger.warn({ err: error }, 'webhook due-time look-ahead failed');
+          this.#timer.in(RETRY_AFTER_FAILURE_MS);
+        }
+      } while (this.#readAgain && !this.#stopped);
+    })().finally(() => (this.#reading = null));
   }
 
   #start(delivery: ClaimedDelivery): void {
@@ -178,6 +193,7 @@ export class Dispatcher {
     if (this.#poller) clearInterval(this.#poller);
     this.#timer.stop();
     await this.#claiming;
+    await this.#reading;
     let grace: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all(this.#running), new Promise((resolve) => (grace = setTimeout(resolve, graceMs)))]);
     clearTimeout(grace);
