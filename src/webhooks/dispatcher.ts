@@ -95,15 +95,17 @@ export class Dispatcher {
   /** Something may have become due: claim what the free places allow. */
   nudge(): void {
     if (this.#stopped) return;
-    if (this.#claiming) {
-      this.#again = true;
-      return;
-    }
-    this.#claiming = this.#claimWhileFree().finally(() => (this.#claiming = null));
+    this.#again = true;
+    if (this.#claiming) return;
+    // A nudge after the round's last look at `#again` and before this runs starts another round.
+    this.#claiming = this.#claimWhileFree().finally(() => {
+      this.#claiming = null;
+      if (this.#again) this.nudge();
+    });
   }
 
   async #claimWhileFree(): Promise<void> {
-    do {
+    while (this.#again) {
       this.#again = false;
       const { concurrency } = this.#options;
       const free = Math.min(UNANSWERED * concurrency - this.#unanswered, (UNANSWERED + RECORDING) * concurrency - this.#running.size);
@@ -122,7 +124,7 @@ export class Dispatcher {
       // the timer is armed for what becomes claimable next (read after the claim, it sees its leases).
       if (claimed.length === free) this.#again = true;
       else this.#armForNextDue();
-    } while (this.#again);
+    }
   }
 
   /**
@@ -130,12 +132,11 @@ export class Dispatcher {
    * wait on it). Readings asked for while one runs are made once, after it.
    */
   #armForNextDue(): void {
-    if (this.#reading) {
-      this.#readAgain = true;
-      return;
-    }
+    if (this.#stopped) return;
+    this.#readAgain = true;
+    if (this.#reading) return;
     this.#reading = (async () => {
-      do {
+      while (this.#readAgain && !this.#stopped) {
         this.#readAgain = false;
         try {
           const inMs = await this.#options.nextDueInMs();
@@ -144,8 +145,11 @@ export class Dispatcher {
           this.#options.logger.warn({ err: error }, 'webhook due-time look-ahead failed');
           this.#timer.in(RETRY_AFTER_FAILURE_MS);
         }
-      } while (this.#readAgain && !this.#stopped);
-    })().finally(() => (this.#reading = null));
+      }
+    })().finally(() => {
+      this.#reading = null;
+      if (this.#readAgain) this.#armForNextDue();
+    });
   }
 
   #start(delivery: ClaimedDelivery): void {

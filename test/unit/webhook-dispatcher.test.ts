@@ -135,6 +135,29 @@ describe('the webhook dispatcher wakes', () => {
     expect(deliveries.claimedAt).toEqual([1_000_000]);
   });
 
+  it('again after a nudge that comes as a claim round ends, at whatever moment: none is lost', async () => {
+    for (let ticks = 0; ticks < 8; ticks += 1) {
+      deliveries = new Deliveries();
+      const first = deliveries.claim;
+      // As the first claim's answer arrives, a delivery is recorded and announced a few microtasks later.
+      deliveries.claim = async (limit) => {
+        if (deliveries.claims === 0) {
+          let later = Promise.resolve();
+          for (let i = 0; i < ticks; i += 1) later = later.then(() => {});
+          void later.then(() => {
+            deliveries.due.push(Date.now());
+            dispatcher!.nudge();
+          });
+        }
+        return first(limit);
+      };
+      start().nudge();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(deliveries.claimedAt, `a nudge ${ticks} microtasks after the claim`).toEqual([1_000_000]);
+      await dispatcher!.stop(0);
+    }
+  });
+
   it('no more once stopped', async () => {
     deliveries.due.push(Date.now() + 1_000);
     const worker = start();
