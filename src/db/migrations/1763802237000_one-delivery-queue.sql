@@ -26,7 +26,8 @@ DROP SCHEMA IF EXISTS graphile_worker CASCADE;
 -- of the next attempt or the final state, and each endpoint's health, as if its attempts had been
 -- recorded one by one in the order they started. An endpoint whose health this batch leaves as it
 -- was (healthy, and answered) keeps its row: only a change writes one. Each retry's milliseconds
--- from now come back, so that the recording worker arms its timer for it.
+-- from now come back, so that the recording worker arms its timer for it; due deliveries that
+-- waited for the places the batch frees are announced to every worker.
 CREATE OR REPLACE FUNCTION record_scheduled_webhook_attempts(p_endpoint_ids text[], p_ids text[], p_numbers integer[], p_states text[], p_bodies text[],
                                                   p_delays integer[], p_started_at timestamptz[], p_durations integer[],
                                                   p_statuses integer[], p_errors text[])
@@ -84,6 +85,17 @@ BEGIN
          coalesce(en.gone, false) AND i.http_status = 410
            AND row_number() OVER (PARTITION BY d.endpoint_id ORDER BY i.http_status = 410 DESC, d.id) = 1
     FROM delivery d JOIN input i ON i.id = d.id LEFT JOIN endpoints en ON en.id = d.endpoint_id;
+  -- The leases released free places of these endpoints and their workspaces: when due deliveries
+  -- there wait for a place, every worker is told (at commit), not only the recording one, whose
+  -- own places may all be taken.
+  IF EXISTS (SELECT FROM webhook_endpoints e
+               JOIN webhook_endpoints batch ON batch.workspace_id = e.workspace_id AND batch.id = ANY (p_endpoint_ids)
+              WHERE e.removed_at IS NULL AND e.disabled_at IS NULL
+                AND EXISTS (SELECT FROM webhook_deliveries w
+                             WHERE w.endpoint_id = e.id AND w.state = 'pending' AND w.next_attempt_at <= now()
+                               AND (w.lease_until IS NULL OR w.lease_until <= now()))) THEN
+    PERFORM pg_notify('webhook_deliveries_due', '');
+  END IF;
 END
 $$;
 
