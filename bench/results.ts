@@ -112,7 +112,7 @@ export interface LatencyFigures {
 
 export interface StatementCount {
   total: number;
-  /** By kind: the statement sent, the data version, the webhook triggers, foreign-key checks, the job queue. */
+  /** By kind: the statement sent, the data version, the webhook triggers, foreign-key checks, the workers' wake-up. */
   kinds: Record<string, number>;
 }
 

@@ -149,7 +149,7 @@ const KINDS: Array<[string, RegExp]> = [
   ['foreign-key checks', /FOR KEY SHARE/],
   ['webhook triggers', /webhook_events|webhook_deliveries|record_bookings_updated_of/],
   ['data version', /data_versions/],
-  ['job queue', /graphile_worker|pg_notify/],
+  ['wake-up', /pg_notify/],
 ];
 
 async function measure(target: Target, certificate: { cert: string; key: string; file: string }, log: (message: string) => void): Promise<WebhookLatencyRun> {

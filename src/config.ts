@@ -143,7 +143,6 @@ export const configSchema = z
     WEBHOOK_POLL_INTERVAL_MS: positiveInt.optional(),
     WEBHOOK_RETRY_DELAYS_MS: retryDelays.default(DEFAULT_RETRY_DELAYS_MS),
     WEBHOOK_TIMEOUT_MS: positiveInt.max(60_000).default(15_000),
-    WEBHOOK_STALE_LOCK_MS: positiveInt.default(60_000),
     WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.default(false),
     WEBHOOK_SECRET_KEY: encryptionKeys.optional(),
     WEBHOOK_BODY_RETENTION_DAYS: days.default(30),
@@ -185,11 +184,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Node refuses a header timeout longer than the request timeout.
   if (parsed.success && parsed.data.HEADERS_TIMEOUT_MS > parsed.data.REQUEST_TIMEOUT_MS) {
     problems.push('HEADERS_TIMEOUT_MS: must not be longer than REQUEST_TIMEOUT_MS');
-  }
-  // A live worker holds a delivery for at most twice the timeout (its lease) plus the time a job may
-  // wait in its local queue; only locks older than that can belong to a dead worker.
-  if (parsed.success && parsed.data.WEBHOOK_STALE_LOCK_MS < 2 * parsed.data.WEBHOOK_TIMEOUT_MS + 1000) {
-    problems.push('WEBHOOK_STALE_LOCK_MS: must be at least twice WEBHOOK_TIMEOUT_MS plus 1000');
   }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   return parsed.data;

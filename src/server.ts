@@ -173,7 +173,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (box) await bindUnboundSecrets(db, box, logger);
     if (config.WEBHOOK_WORKER) {
       if (box) {
-        // Loaded only here: a process that delivers no webhooks never holds the job queue's code.
+        // Loaded only here: a process that delivers no webhooks never holds the delivery worker's code.
         const { startWebhookWorker } = await import('./webhooks/worker.ts');
         const worker = await startWebhookWorker({
           db,

@@ -33,8 +33,8 @@ export interface Database extends Queryable {
   /** A connection string other pg clients can use (through the same pooler, if any). */
   readonly connectionString: string;
   /**
-   * Where session work goes: migrations (an advisory lock) and the job queue (LISTEN, advisory
-   * locks), which a pooler in transaction mode cannot carry. `DATABASE_DIRECT_URL`, else the same.
+   * Where session work goes: migrations (an advisory lock) and the webhook workers' wake-ups
+   * (LISTEN), which a pooler in transaction mode cannot carry. `DATABASE_DIRECT_URL`, else the same.
    */
   readonly directConnectionString: string;
   /** Whether `queryArrays` and `queryConfig` prepare their statements by name. */

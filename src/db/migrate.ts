@@ -1,6 +1,4 @@
 import { readdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { packagePath } from '../package-root.ts';
 import type pg from 'pg';
 import { CODE_TABLE, databaseCode, migrateCode } from './database-code.ts';
@@ -20,23 +18,6 @@ export const SHIPPED_MIGRATIONS: readonly string[] = readdirSync(MIGRATIONS_DIR)
   .sort();
 
 /**
- * The number of the job queue's newest migration as its installed package ships it (`sql/000019.sql`
- * → 19), or null when the package does not ship them as files.
- */
-function newestQueueMigration(): number | null {
-  try {
-    const dir = join(dirname(createRequire(import.meta.url).resolve('graphile-worker/package.json')), 'sql');
-    const numbers = readdirSync(dir)
-      .map((file) => /^(\d+)\.sql$/.exec(file)?.[1])
-      .filter((number) => number !== undefined)
-      .map(Number);
-    return numbers.length > 0 ? Math.max(...numbers) : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
  * Names of migrations shipped with this build that the database has not applied yet. Fails when
  * the database cannot be read or has never been migrated.
  */
@@ -53,24 +34,19 @@ function unknownMigrations(applied: readonly string[]): string[] {
 }
 
 /**
- * Whether the database already has every shipped migration, the code of `src/db/code/` (its
- * checksum, or a later release's code) and the job queue's newest schema, read with one cheap
- * statement. When it has, the migration tools are never loaded: they stay out of a serving
- * process's memory (some 20 MB).
+ * Whether the database already has every shipped migration and the code of `src/db/code/` (its
+ * checksum, or a later release's code), read with one cheap statement. When it has, the migration
+ * tool is never loaded: it stays out of a serving process's memory.
  */
 async function isSchemaCurrent(db: Database): Promise<boolean> {
-  const newestQueue = newestQueueMigration();
-  if (newestQueue === null) return false;
   try {
-    const state = await db.query<{ migrations: string[]; code: string | null; queue: number | null }>(
-      `SELECT ARRAY(SELECT name FROM ${MIGRATIONS_TABLE}) AS migrations, (SELECT checksum FROM ${CODE_TABLE}) AS code,
-              (SELECT max(id) FROM graphile_worker.migrations) AS queue`,
+    const state = await db.query<{ migrations: string[]; code: string | null }>(
+      `SELECT ARRAY(SELECT name FROM ${MIGRATIONS_TABLE}) AS migrations, (SELECT checksum FROM ${CODE_TABLE}) AS code`,
     );
-    const { migrations, code, queue } = state.rows[0]!;
+    const { migrations, code } = state.rows[0]!;
     const applied = new Set(migrations);
     if (SHIPPED_MIGRATIONS.some((name) => !applied.has(name))) return false;
-    if (code !== databaseCode().checksum && unknownMigrations(migrations).length === 0) return false;
-    return (queue ?? 0) >= newestQueue;
+    return code === databaseCode().checksum || unknownMigrations(migrations).length > 0;
   } catch {
     // A fresh database has none of the tables yet, a database of an earlier release no code checksum.
     return false;
@@ -80,10 +56,9 @@ async function isSchemaCurrent(db: Database): Promise<boolean> {
 /**
  * Applies every pending migration in one transaction (concurrent callers wait for each other), then
  * the database's code (`src/db/code/`, when its checksum changed) in another, both under the
- * migration lock; then installs or upgrades the job queue's own schema (`graphile_worker`), which
- * the booking triggers' webhook functions write to. Then gives the triggers that must fire in
- * replica role their role back, should a restore have made them ordinary ones
- * (`restore_trigger_roles`, src/db/code/trigger-roles.sql): one statement when nothing needs it.
+ * migration lock. Then gives the triggers that must fire in replica role their role back, should a
+ * restore have made them ordinary ones (`restore_trigger_roles`, src/db/code/trigger-roles.sql):
+ * one statement when nothing needs it.
  */
 export async function migrate(db: Database): Promise<MigrationResult> {
   const result = (await isSchemaCurrent(db)) ? { applied: [] } : await migrateDirect(db);
@@ -92,26 +67,18 @@ export async function migrate(db: Database): Promise<MigrationResult> {
 }
 
 /**
- * Migrations hold an advisory lock for their whole run and the job queue's take another: session
- * state, which a pooler in transaction mode would hand to other clients. They run on
- * `DATABASE_DIRECT_URL` when it is set apart from `DATABASE_URL`.
+ * Migrations hold an advisory lock for their whole run: session state, which a pooler in
+ * transaction mode would hand to other clients. They run on `DATABASE_DIRECT_URL` when it is set
+ * apart from `DATABASE_URL`.
  */
 async function migrateDirect(db: Database): Promise<MigrationResult> {
-  if (db.directConnectionString === db.connectionString) return migrateAll(db);
+  if (db.directConnectionString === db.connectionString) return migrateUnderLock(db);
   const direct = await openDatabase({ url: db.directConnectionString, poolSize: 2, applicationName: 'course-booking-migrate' });
   try {
-    return await migrateAll(direct);
+    return await migrateUnderLock(direct);
   } finally {
     await direct.close();
   }
-}
-
-async function migrateAll(db: Database): Promise<MigrationResult> {
-  const result = await migrateUnderLock(db);
-  const { Logger, runMigrations } = await import('graphile-worker');
-  // graphile-worker's own log lines are dropped: the service logs what matters about deliveries.
-  await runMigrations({ pgPool: db.pool, noPreparedStatements: !db.namedStatements, logger: new Logger(() => () => {}) });
-  return result;
 }
 
 /**

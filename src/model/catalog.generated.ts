@@ -24,7 +24,8 @@ export const catalog: Catalog = {
     "1763801850000_course-run-piece-versions",
     "1763801900000_webhook-wake-ups",
     "1763802037000_webhook-claim-in-one-round-trip",
-    "1763802137000_webhook-claim-by-key"
+    "1763802137000_webhook-claim-by-key",
+    "1763802237000_one-delivery-queue"
   ],
   "tables": {
     "api_key_request_counts": {

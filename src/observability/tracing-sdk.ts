@@ -61,8 +61,8 @@ export async function startTracingSdk(config: Config, protocol: OtlpProtocol): P
       new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER] }),
       // Values (arguments, variables) are never recorded; resolvers of plain properties get no span.
       new GraphQLInstrumentation({ allowValues: false, ignoreTrivialResolveSpans: true, mergeItems: true }),
-      // Statement text only, never its parameters; statements outside a traced request or job (the
-      // job queue's polling, rate-limit clean-up) open no trace of their own.
+      // Statement text only, never its parameters; statements outside a traced request or attempt (the
+      // webhook worker's claims, rate-limit clean-up) open no trace of their own.
       // Taking a pooled connection is no span of its own either.
       new PgInstrumentation({ enhancedDatabaseReporting: false, requireParentSpan: true, ignoreConnectSpans: true }),
       // The command's name only: its arguments hold rate-limit keys.

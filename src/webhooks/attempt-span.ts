@@ -6,7 +6,7 @@ import type { AttemptOutcome } from './send-attempt.ts';
 const tracer = trace.getTracer('course-booking-public-api/webhooks');
 
 /**
- * A delivery job or a manual redelivery runs in a span of its own, the parent of its statements and
+ * A scheduled attempt or a manual redelivery runs in a span of its own, the parent of its statements and
  * of the POST to the receiver. Its attributes are ids and the outcome, never the URL or the body.
  */
 export function traced<T>(name: string, deliveryId: string, work: (span: Span) => Promise<T>): Promise<T> {

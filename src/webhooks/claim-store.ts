@@ -1,8 +1,6 @@
 import type { Database } from '../db/database.ts';
 import type { EventType } from './event-types.ts';
 
-export const DELIVER_TASK = 'webhook_deliver';
-
 export interface ClaimedDelivery {
   id: string;
   attempts: number;

@@ -43,7 +43,7 @@ export interface DelivererOptions {
   onAttempt?: (outcome: AttemptOutcome) => void;
   /** Called when an endpoint is disabled, for failing or because its receiver answered 410 (metrics). */
   onDisabled?: (endpointId: string) => void;
-  /** Called with the milliseconds until a job this worker scheduled becomes due. */
+  /** Called with the milliseconds until a retry this worker scheduled becomes due. */
   onScheduled?: (inMs: number) => void;
 }
 

@@ -1,5 +1,6 @@
 import type { Database, Queryable } from '../db/database.ts';
 import type { ClaimedDelivery } from './claim-store.ts';
+import { DELIVERIES_DUE_CHANNEL } from './due-listener.ts';
 import { GONE, type AttemptOutcome } from './send-attempt.ts';
 
 /**
@@ -36,8 +37,8 @@ const RECORD_ON_ENDPOINT = (delivery: string, status: string, error: string, sta
 };
 
 /**
- * A manual redelivery is logged outside the 8; its success settles the delivery (a later
- * scheduled job then finds nothing to do), its failure changes nothing about the schedule but a
+ * A manual redelivery is logged outside the 8; its success settles the delivery (no
+ * scheduled attempt follows), its failure changes nothing about the schedule but a
  * 410, which disables the endpoint as any attempt's does. Either counts toward the endpoint's
  * health as a scheduled attempt does. True when it disabled the endpoint.
  */
@@ -57,6 +58,11 @@ export async function recordManualAttempt(db: Database, delivery: ClaimedDeliver
         WHERE id = $1`,
       [delivery.id, outcome.ok, body],
     );
+    // A scheduled attempt that fell due while this one held the lease can start now.
+    await tx.query(`SELECT pg_notify($2, '') FROM webhook_deliveries WHERE id = $1 AND state = 'pending' AND next_attempt_at <= now()`, [
+      delivery.id,
+      DELIVERIES_DUE_CHANNEL,
+    ]);
     const health = await tx.query<{ gone: boolean }>(RECORD_ON_ENDPOINT('$1', '$2', '$3', '$4'), [delivery.id, outcome.httpStatus, outcome.error, startedAt]);
     return health.rows[0]?.gone ?? false;
   });
@@ -102,15 +108,26 @@ export async function eraseExpiredBodies(db: Pick<Queryable, 'query'>, retention
 }
 
 /**
- * Milliseconds until the earliest pending delivery becomes claimable (due, and its lease, if a
- * worker that died left one, expired) within `horizonMs`, by the database's clock; null when none does.
+ * docs/architecture.md, "Webhook isolation": milliseconds until the earliest delivery becomes
+ * claimable that is not claimable now, by the database's clock; null when none will. That is the
+ * earliest future due time of an open endpoint's pending delivery, or the earliest end of a lease
+ * (a worker that died leaves its leases to expire, and an expiring lease frees its endpoint's and
+ * workspace's places). A lease that ends before its delivery is due only wakes the worker early.
+ * One probe of an index per endpoint, whatever the number of pending deliveries.
  */
-export async function nextDueDeliveryInMs(db: Pick<Queryable, 'query'>, horizonMs: number): Promise<number | null> {
+export async function nextDueDeliveryInMs(db: Pick<Queryable, 'query'>): Promise<number | null> {
   const next = await db.query<{ in_ms: number | null }>(
-    `SELECT extract(epoch FROM min(greatest(next_attempt_at, lease_until)) - now()) * 1000 AS in_ms FROM webhook_deliveries
-      WHERE state = 'pending' AND next_attempt_at <= now() + $1 * interval '1 millisecond'
-        AND greatest(next_attempt_at, lease_until) > now() AND greatest(next_attempt_at, lease_until) <= now() + $1 * interval '1 millisecond'`,
-    [horizonMs],
+    `SELECT extract(epoch FROM min(at) - now()) * 1000 AS in_ms FROM (
+       SELECT (SELECT d.next_attempt_at FROM webhook_deliveries d
+                WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.next_attempt_at > now()
+                ORDER BY d.next_attempt_at LIMIT 1) AS at
+         FROM webhook_endpoints e WHERE e.removed_at IS NULL AND e.disabled_at IS NULL
+       UNION ALL
+       SELECT (SELECT l.lease_until FROM webhook_deliveries l
+                WHERE l.endpoint_id = e.id AND l.lease_until > now()
+                ORDER BY l.lease_until LIMIT 1)
+         FROM webhook_endpoints e
+     ) due`,
   );
   const inMs = next.rows[0]?.in_ms;
   return inMs == null ? null : Number(inMs);
@@ -128,21 +145,14 @@ export async function renewLease(db: Database, deliveryId: string, leaseUntil: D
   return renewed.rows[0]?.lease_until ?? null;
 }
 
-/** Gives the lease back without recording anything (an attempt cut short by shutdown). */
-export async function releaseLease(db: Database, deliveryId: string): Promise<void> {
-  await db.query('UPDATE webhook_deliveries SET lease_until = NULL WHERE id = $1', [deliveryId]);
-}
-
 /**
- * graphile-worker keeps the jobs of a worker that died locked for four hours. No attempt of ours
- * holds a job longer than the delivery timeout plus database work, so a job locked longer than
- * WEBHOOK_STALE_LOCK_MS belongs to a dead worker: its jobs are released for the living.
+ * Gives the lease back without recording anything (an attempt cut short by shutdown). A delivery
+ * due now is announced (at once, to the workers that listen), so that another worker claims it.
  */
-export async function releaseStaleJobLocks(db: Pick<Queryable, 'query'>, staleMs: number): Promise<void> {
+export async function releaseLease(db: Database, deliveryId: string): Promise<void> {
   await db.query(
-    `SELECT graphile_worker.force_unlock_workers(ARRAY(
-       SELECT DISTINCT locked_by FROM graphile_worker.jobs
-        WHERE locked_by IS NOT NULL AND locked_at < now() - $1 * interval '1 millisecond'))`,
-    [staleMs],
+    `WITH released AS (UPDATE webhook_deliveries SET lease_until = NULL WHERE id = $1 RETURNING state, next_attempt_at)
+     SELECT pg_notify($2, '') FROM released WHERE state = 'pending' AND next_attempt_at <= now()`,
+    [deliveryId, DELIVERIES_DUE_CHANNEL],
   );
 }

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from '../logger.ts';
 import type { ClaimedDelivery } from './claim-store.ts';
+import { DueTimer } from './due-timer.ts';
 
 export interface DispatcherOptions {
   /** Leases up to `limit` due deliveries (the bounds and the fair order are the claim's). */
@@ -13,10 +14,21 @@ export interface DispatcherOptions {
   attempt: (delivery: ClaimedDelivery, signal: AbortSignal, turn: Turn) => Promise<void>;
   /** Requests in flight at once in this process (WEBHOOK_CONCURRENCY). */
   concurrency: number;
-  /** How often an idle dispatcher looks for due deliveries nobody announced (a killed worker's expired leases). */
-  pollIntervalMs: number;
+  /**
+   * Milliseconds until the earliest delivery becomes claimable that is not claimable now (a due
+   * time, or the end of a lease), by the database's clock; null when none will.
+   */
+  nextDueInMs: () => Promise<number | null>;
+  /**
+   * How often an idle dispatcher looks for due deliveries nobody announced; null for never. Only
+   * the embedded database needs it: its notifications do not reach other connections.
+   */
+  pollIntervalMs: number | null;
   logger: Logger;
 }
+
+/** How soon a claim, or the reading of the next due time, is tried again after the database refused it. */
+const RETRY_AFTER_FAILURE_MS = 1_000;
 
 /** Attempts claimed and not answered yet (sending or prepared), per place to send in. */
 const UNANSWERED = 4;
@@ -40,7 +52,12 @@ export interface Turn {
  * more of any endpoint's places. Each attempt that frees its place asks for another claim. Claims
  * asked for while one runs are made once, after it: under load a claim fetches many deliveries,
  * and a claim that finds nothing is not repeated until something changes (an attempt ends, a
- * wake-up, the idle poll). An attempt that hangs holds only its own place.
+ * wake-up, the timer). An attempt that hangs holds only its own place.
+ *
+ * It is woken by `nudge()` (a notification that something became due now, an attempt's end) and by
+ * one timer (`DueTimer`): each claim round that leaves places free reads the next due time from
+ * the deliveries and arms the timer for it, so whatever becomes claimable later (a retry, the
+ * lease of a worker that died) is claimed when it does, without a poll.
  */
 export class Dispatcher {
   readonly #options: DispatcherOptions;
@@ -53,29 +70,42 @@ export class Dispatcher {
   readonly #waiting: Array<() => void> = [];
   #claiming: Promise<void> | null = null;
   #again = false;
+  #reading: Promise<void> | null = null;
+  #readAgain = false;
   #stopped = false;
-  readonly #poller: NodeJS.Timeout;
+  readonly #poller: NodeJS.Timeout | null = null;
+  readonly #timer: DueTimer;
 
   constructor(options: DispatcherOptions) {
     this.#options = options;
     // Every attempt in flight listens to the one shutdown signal.
     setMaxListeners((UNANSWERED + RECORDING + 1) * options.concurrency + 10, this.#abort.signal);
-    this.#poller = setInterval(() => this.nudge(), options.pollIntervalMs);
-    this.#poller.unref();
+    this.#timer = new DueTimer(() => this.nudge());
+    if (options.pollIntervalMs !== null) {
+      this.#poller = setInterval(() => this.nudge(), options.pollIntervalMs);
+      this.#poller.unref();
+    }
+  }
+
+  /** Something becomes due `inMs` from now (a retry this worker scheduled): wake then. */
+  dueIn(inMs: number): void {
+    this.#timer.in(inMs);
   }
 
   /** Something may have become due: claim what the free places allow. */
   nudge(): void {
     if (this.#stopped) return;
-    if (this.#claiming) {
-      this.#again = true;
-      return;
-    }
-    this.#claiming = this.#claimWhileFree().finally(() => (this.#claiming = null));
+    this.#again = true;
+    if (this.#claiming) return;
+    // A nudge after the round's last look at `#again` and before this runs starts another round.
+    this.#claiming = this.#claimWhileFree().finally(() => {
+      this.#claiming = null;
+      if (this.#again) this.nudge();
+    });
   }
 
   async #claimWhileFree(): Promise<void> {
-    do {
+    while (this.#again) {
       this.#again = false;
       const { concurrency } = this.#options;
       const free = Math.min(UNANSWERED * concurrency - this.#unanswered, (UNANSWERED + RECORDING) * concurrency - this.#running.size);
@@ -84,14 +114,42 @@ export class Dispatcher {
       try {
         claimed = await this.#options.claim(free);
       } catch (error) {
-        // The database is away: the idle poll tries again.
+        // The database is away: the timer tries again.
         this.#options.logger.warn({ err: error }, 'webhook claim failed');
+        this.#timer.in(RETRY_AFTER_FAILURE_MS);
         return;
       }
       for (const delivery of claimed) this.#start(delivery);
-      // A full batch may have left more behind.
+      // A full batch may have left more behind; a short one took all that is claimable now, so
+      // the timer is armed for what becomes claimable next (read after the claim, it sees its leases).
       if (claimed.length === free) this.#again = true;
-    } while (this.#again);
+      else this.#armForNextDue();
+    }
+  }
+
+  /**
+   * Reads the next due time and arms the timer for it, beside the claims (a burst's claims do not
+   * wait on it). Readings asked for while one runs are made once, after it.
+   */
+  #armForNextDue(): void {
+    if (this.#stopped) return;
+    this.#readAgain = true;
+    if (this.#reading) return;
+    this.#reading = (async () => {
+      while (this.#readAgain && !this.#stopped) {
+        this.#readAgain = false;
+        try {
+          const inMs = await this.#options.nextDueInMs();
+          if (inMs !== null) this.#timer.in(inMs);
+        } catch (error) {
+          this.#options.logger.warn({ err: error }, 'webhook due-time look-ahead failed');
+          this.#timer.in(RETRY_AFTER_FAILURE_MS);
+        }
+      }
+    })().finally(() => {
+      this.#reading = null;
+      if (this.#readAgain) this.#armForNextDue();
+    });
   }
 
   #start(delivery: ClaimedDelivery): void {
@@ -136,8 +194,10 @@ export class Dispatcher {
    */
   async stop(graceMs: number): Promise<void> {
     this.#stopped = true;
-    clearInterval(this.#poller);
+    if (this.#poller) clearInterval(this.#poller);
+    this.#timer.stop();
     await this.#claiming;
+    await this.#reading;
     let grace: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all(this.#running), new Promise((resolve) => (grace = setTimeout(resolve, graceMs)))]);
     clearTimeout(grace);

@@ -1,7 +1,11 @@
 import pg from 'pg';
 import type { Logger } from '../logger.ts';
 
-/** The channel the booking triggers notify when a statement recorded pending deliveries (migration 1763801900000). */
+/**
+ * The channel notified when deliveries become due now: by the booking triggers when a statement
+ * recorded pending deliveries (migration 1763801900000), by `webhook enable` and `webhook recover`,
+ * and when a lease of a due delivery is given back.
+ */
 export const DELIVERIES_DUE_CHANNEL = 'webhook_deliveries_due';
 /** How long a lost listening connection waits before it connects again (the idle poll covers the gap). */
 const RECONNECT_MS = 1_000;
@@ -11,10 +15,10 @@ export interface DueListener {
 }
 
 /**
- * docs/architecture.md, "Webhook isolation": listens on PostgreSQL for the announcements of new
- * deliveries and calls `wake` for each (one per recording transaction). A notification is only a
- * hint: the deliveries stay the queue, and a connection lost (or a notification missed while it
- * was) costs at most the dispatcher's idle poll. It holds one connection of its own, on the direct
+ * docs/architecture.md, "Webhook isolation": listens on PostgreSQL for the announcements of
+ * deliveries due now and calls `wake` for each (one per announcing transaction). A notification is
+ * only a hint: the deliveries stay the queue, and whatever was announced while the connection was
+ * lost is claimed when it is made again (`wake` is called then). It holds one connection of its own, on the direct
  * URL: LISTEN is session state, which a transaction pooler does not keep.
  */
 export function listenForDueDeliveries(connectionString: string, wake: () => void, logger: Logger): DueListener {

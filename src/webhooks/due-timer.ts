@@ -1,14 +1,18 @@
+/** The longest delay a Node timer takes (a longer one fires at once). */
+const MAX_DELAY_MS = 2 ** 31 - 1;
+/** Added to each delay, so that what the timer wakes for is due by then. */
+const MARGIN_MS = 5;
+
 /**
- * Wakes the job queue when a scheduled attempt falls due. The queue finds jobs that become due
- * only when it polls (every WEBHOOK_POLL_INTERVAL_MS, 2 s by default on PostgreSQL); a timer set
- * for each known due time lets the attempt start on time instead. Due times within a few
- * milliseconds of each other share one wake-up.
+ * docs/architecture.md, "Webhook isolation": one timer, armed for the earliest due time the
+ * dispatcher knows of. A later time asked for while an earlier one is armed is not kept: the
+ * wake-up claims, and the claim round reads the next due time from the deliveries again, which
+ * holds every later one.
  */
 export class DueTimer {
   readonly #wake: () => void;
-  /** Due times (ms since epoch, this process's clock), ascending. */
-  #due: number[] = [];
   #timer: NodeJS.Timeout | null = null;
+  /** When the armed timer fires (ms since epoch, this process's clock); Infinity when none is. */
   #armedFor = Infinity;
   #stopped = false;
 
@@ -17,42 +21,31 @@ export class DueTimer {
   }
 
   /**
-   * Wake the queue `inMs` from now. The delay comes from the database's clock (time until the
-   * job's `run_at`), so that a clock difference between the two machines does not matter; a few
-   * milliseconds are added so that the job is due by then.
+   * Wake `inMs` from now, unless the timer is armed for earlier. The delay comes from the
+   * database's clock (time until the delivery's due time), so that a clock difference between the
+   * two machines does not matter.
    */
   in(inMs: number): void {
-    if (this.#stopped || !Number.isFinite(inMs)) return;
-    const at = Date.now() + Math.max(0, inMs) + 5;
-    if (this.#due.some((time) => Math.abs(time - at) < 5)) return;
-    this.#due.push(at);
-    this.#due.sort((a, b) => a - b);
-    this.#arm();
+    if (this.#stopped || Number.isNaN(inMs)) return;
+    const delay = Math.min(MAX_DELAY_MS, Math.max(0, inMs) + MARGIN_MS);
+    const at = Date.now() + delay;
+    if (at >= this.#armedFor) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#armedFor = at;
+    this.#timer = setTimeout(() => this.#fire(), delay);
+    this.#timer.unref();
   }
 
   stop(): void {
     this.#stopped = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
-    this.#due = [];
-  }
-
-  #arm(): void {
-    const next = this.#due[0];
-    if (next === undefined || next >= this.#armedFor) return;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#armedFor = next;
-    this.#timer = setTimeout(() => this.#fire(), Math.max(0, next - Date.now()));
-    this.#timer.unref();
+    this.#armedFor = Infinity;
   }
 
   #fire(): void {
     this.#timer = null;
     this.#armedFor = Infinity;
-    const now = Date.now();
-    const due = this.#due.filter((time) => time <= now + 1).length;
-    this.#due.splice(0, due);
-    if (due > 0 && !this.#stopped) this.#wake();
-    this.#arm();
+    if (!this.#stopped) this.#wake();
   }
 }

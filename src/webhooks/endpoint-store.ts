@@ -4,7 +4,7 @@ import { transactionRetryingDeadlocks } from '../db/deadlock-retry.ts';
 import { InputError } from '../input-error.ts';
 import { generateWebhookSecret } from '../auth/secret-format.ts';
 import { newId } from '../db/ids.ts';
-import { DELIVER_TASK } from './claim-store.ts';
+import { DELIVERIES_DUE_CHANNEL } from './due-listener.ts';
 import { DEFAULT_EVENT_TYPES, type EventType } from './event-types.ts';
 import type { SecretBox } from './secret-box.ts';
 import { parseTargetUrl } from './target-guard.ts';
@@ -188,12 +188,11 @@ export async function enableEndpoint(db: Database, id: string): Promise<{ id: st
     await requireEndpoint(tx, id);
     // Enabled again, it starts healthy: the failures that disabled it no longer count toward disabling it again.
     await tx.query('UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL, consecutive_failures = 0, failing_since = NULL WHERE id = $1', [id]);
-    const resumed = await tx.query(
-      `SELECT graphile_worker.add_job($2, json_build_object('deliveryId', d.id), run_at => greatest(d.next_attempt_at, now()), job_key => d.id)
-         FROM webhook_deliveries d WHERE d.endpoint_id = $1 AND d.state = 'pending'`,
-      [id, DELIVER_TASK],
-    );
-    return { id, state: 'active' as const, resumed: resumed.rowCount ?? 0 };
+    const resumed = await tx.query<{ resumed: string }>(`SELECT count(*) AS resumed FROM webhook_deliveries WHERE endpoint_id = $1 AND state = 'pending'`, [id]);
+    const count = Number(resumed.rows[0]?.resumed ?? 0);
+    // The workers claim those due now at the commit's notification, and arm their timers for the others.
+    if (count > 0) await tx.query(`SELECT pg_notify($1, '')`, [DELIVERIES_DUE_CHANNEL]);
+    return { id, state: 'active' as const, resumed: count };
   });
 }
 
@@ -245,16 +244,8 @@ export async function recoverDeliveries(db: Database, endpointId: string, since:
       [endpointId, since],
     );
     const ids = recovered.rows.map((row) => row.id);
-    if (ids.length > 0) {
-      // One call, in creation order: the queue takes jobs that are due at once in the order they were added.
-      await tx.query(
-        `SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
-           SELECT ROW($2::text, json_build_object('deliveryId', d.id), NULL, NULL, NULL, d.id, NULL, NULL)::graphile_worker.job_spec
-             FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
-            WHERE d.id = ANY($1) ORDER BY ev.created_at, ev.id))`,
-        [ids, DELIVER_TASK],
-      );
-    }
+    // Due now: the workers claim them at the commit's notification.
+    if (ids.length > 0) await tx.query(`SELECT pg_notify($1, '')`, [DELIVERIES_DUE_CHANNEL]);
     return { endpoint: endpointId, since: since.toISOString(), recovered: ids.length };
   });
 }

@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.ts';
-import { DELIVER_TASK, type ClaimedDelivery } from './claim-store.ts';
+import type { ClaimedDelivery } from './claim-store.ts';
 import type { AttemptOutcome } from './send-attempt.ts';
 
 /** At most 8 scheduled attempts per event and endpoint (docs/contract-rules.md, webhooks.schedule). */
@@ -43,7 +43,7 @@ export interface RecordedAttempt {
 /**
  * Records scheduled attempts, many in one statement (one atomic step): each attempt's log entry,
  * its delivery's new state with the body it sent (fixed at the first attempt, so every attempt
- * sends the same bytes), the job of the next attempt on the configured delays or the `failed`
+ * sends the same bytes), the due time of the next attempt on the configured delays or the `failed`
  * state after the 8th failure, so that a crash can never record a failure without its retry;
  * and each endpoint's health (docs/webhooks.md, "Endpoint health"), as if its attempts had been
  * recorded one by one in the order they started: a success resets the failures, a failure
@@ -57,8 +57,8 @@ export async function recordScheduledAttempts(db: Database, attempts: readonly S
     return { number, delay, state: outcome.ok ? ('succeeded' as const) : delay === null ? ('failed' as const) : ('pending' as const) };
   });
   const column = <T>(pick: (attempt: ScheduledAttempt, i: number) => T) => attempts.map(pick);
-  // One call, one round trip (migration 1763802037000), prepared by name.
-  const recorded = await db.queryArrays('SELECT * FROM record_scheduled_webhook_attempts($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)', [
+  // One call, one round trip (migration 1763802237000), prepared by name.
+  const recorded = await db.queryArrays('SELECT * FROM record_scheduled_webhook_attempts($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)', [
     [...new Set(column((a) => a.delivery.endpointId))],
     column((a) => a.delivery.id),
     rows.map((r) => r.number),
@@ -69,7 +69,6 @@ export async function recordScheduledAttempts(db: Database, attempts: readonly S
     column((a) => a.outcome.durationMs),
     column((a) => a.outcome.httpStatus),
     column((a) => a.outcome.error),
-    DELIVER_TASK,
   ]);
   const byId = new Map(recorded.map((row) => [row[0] as string, row as [id: string, next: Date | null, inMs: number | string | null, gone: boolean]]));
   return attempts.map((attempt, i) => {

@@ -8,7 +8,7 @@ import type { AttemptOutcome } from './send-attempt.ts';
 
 /**
  * A test event for one endpoint (`webhook test`), kept in its delivery log with its body, ready
- * for its one attempt: no job is queued for it, so nothing ever retries it. `body` makes the
+ * for its one attempt: no claim of scheduled attempts ever takes it, so nothing retries it. `body` makes the
  * body from the event id and whether the endpoint has participant data. A removed endpoint is
  * refused; a disabled one is not (a test checks its receiver before it is enabled again).
  */

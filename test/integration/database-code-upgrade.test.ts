@@ -49,6 +49,8 @@ async function migrateAsRelease(db: Database, dir: string): Promise<string[]> {
   } finally {
     client.release();
   }
+  // Releases up to 9c15bee installed graphile-worker's schema (since gone: the deliveries table is the one
+  // queue); a development dependency now, only so that the release's database is as it was.
   const { Logger, runMigrations } = await import('graphile-worker');
   await runMigrations({ pgPool: db.pool, noPreparedStatements: !db.namedStatements, logger: new Logger(() => () => {}) });
   const roles = await db.query<{ found: string | null }>(`SELECT to_regprocedure('restore_trigger_roles()') AS found`);

@@ -20,7 +20,7 @@ describeOnEachDatabase('receivers that misbehave on %s', (target) => {
   let api: TestApi;
   let ws: SeededWorkspace;
   const receivers = new Map<Fault, { receiver: FaultyReceiver; endpointId: string }>();
-  const env = webhookEnv({ WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), WEBHOOK_STALE_LOCK_MS: '3000' });
+  const env = webhookEnv({ WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) });
   const deliveries = async (fault: Fault) => cliOn(db, env).json<Delivery[]>('webhook', 'deliveries', '--endpoint', receivers.get(fault)!.endpointId);
 
   beforeAll(async () => {

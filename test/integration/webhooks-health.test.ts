@@ -23,7 +23,7 @@ describeOnEachDatabase('webhook endpoint health on %s', (target) => {
   let ws: SeededWorkspace;
   let receiver: WebhookReceiver;
   let endpointId: string;
-  const env = webhookEnv({ WEBHOOK_DISABLE_AFTER_DAYS: String(DISABLE_AFTER_MS / 86_400_000), WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_STALE_LOCK_MS: '3000' });
+  const env = webhookEnv({ WEBHOOK_DISABLE_AFTER_DAYS: String(DISABLE_AFTER_MS / 86_400_000), WEBHOOK_TIMEOUT_MS: '1000' });
   const cli = () => cliOn(db, env);
   const listed = async () => (await cli().json<Listed[]>('webhook', 'list', '--workspace', ws.workspaceId)).find((e) => e.id === endpointId)!;
   const metrics = async () => (await fetch(`${api.server.internalUrl}/metrics`, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } })).text();

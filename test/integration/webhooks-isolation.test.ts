@@ -14,7 +14,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describeOnEachDatabase('webhook tenants kept apart on %s', (target) => {
   let db: Database;
   const closers: Array<() => Promise<unknown>> = [];
-  const env = (overrides: Record<string, string>) => webhookEnv({ WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_STALE_LOCK_MS: '4000', ...overrides });
+  const env = (overrides: Record<string, string>) => webhookEnv({ WEBHOOK_TIMEOUT_MS: '1000', ...overrides });
   const addEndpoint = async (workspaceId: string, url: string) =>
     (await cliOn(db, webhookEnv()).json<{ id: string }>('webhook', 'add', '--workspace', workspaceId, '--member', OWNER_EMAIL, '--url', url)).id;
   const removeEndpoint = (id: string) => cliOn(db, webhookEnv()).json('webhook', 'remove', '--id', id);
@@ -34,7 +34,7 @@ describeOnEachDatabase('webhook tenants kept apart on %s', (target) => {
     for (const receiver of hanging) closers.push(() => receiver.close());
     const endpoints = [await addEndpoint(ws.workspaceId, hanging[0]!.url), await addEndpoint(ws.workspaceId, hanging[1]!.url)];
     // An attempt counts while its lease (twice the timeout) holds: 2 s leaves a busy machine's late timers room.
-    const bounded = { WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_STALE_LOCK_MS: '6000', WEBHOOK_CONCURRENCY: '12', WEBHOOK_ENDPOINT_CONCURRENCY: '2', WEBHOOK_WORKSPACE_CONCURRENCY: '3' };
+    const bounded = { WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_CONCURRENCY: '12', WEBHOOK_ENDPOINT_CONCURRENCY: '2', WEBHOOK_WORKSPACE_CONCURRENCY: '3' };
     const api = await startTestApi(db, env(bounded), {
       trustedCertificates: [hanging[0]!.certificate],
     });
@@ -87,7 +87,7 @@ describeOnEachDatabase('webhook tenants kept apart on %s', (target) => {
     // behind A's retries too.
     const api = await startTestApi(
       db,
-      env({ WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_STALE_LOCK_MS: '8000', WEBHOOK_CONCURRENCY: '10', WEBHOOK_ENDPOINT_CONCURRENCY: '2', WEBHOOK_WORKSPACE_CONCURRENCY: '4' }),
+      env({ WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_CONCURRENCY: '10', WEBHOOK_ENDPOINT_CONCURRENCY: '2', WEBHOOK_WORKSPACE_CONCURRENCY: '4' }),
       { trustedCertificates: [answering.certificate] },
     );
     closers.push(() => api.close());

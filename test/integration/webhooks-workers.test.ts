@@ -26,7 +26,7 @@ describeOnEachDatabase('webhook workers as separate processes on %s', (target) =
   let dataDir: string | null = null;
   let server: ServerProcess | null = null;
   const workers: WorkerProcess[] = [];
-  const env = webhookEnv({ WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_STALE_LOCK_MS: '3000', WEBHOOK_CONCURRENCY: '3' });
+  const env = webhookEnv({ WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_CONCURRENCY: '3' });
   let processEnv: Record<string, string>;
 
   const insertBookings = async (count: number): Promise<string[]> =>

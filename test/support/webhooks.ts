@@ -15,7 +15,6 @@ export function webhookEnv(overrides: Record<string, string> = {}): Record<strin
     WEBHOOK_POLL_INTERVAL_MS: '100',
     WEBHOOK_RETRY_DELAYS_MS: '100,100,100,100,100,100,100',
     WEBHOOK_TIMEOUT_MS: '2000',
-    WEBHOOK_STALE_LOCK_MS: '5000',
     ...overrides,
   };
 }

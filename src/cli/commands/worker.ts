@@ -24,7 +24,7 @@ export function registerWorkerCommand(program: Command, ctx: CliContext): void {
     .action(async () => {
       const db = await ctx.database();
       const logger = createLogger(ctx.config.LOG_LEVEL, { write: (line: string) => ctx.io.stdout.write(line) });
-      // Loaded only here: the other commands never need the job queue's code.
+      // Loaded only here: the other commands never need the delivery worker's code.
       const { startWebhookWorker } = await import('../../webhooks/worker.ts');
       const box = await ctx.secretBox();
       await bindUnboundSecrets(db, box, logger);

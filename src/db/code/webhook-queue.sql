@@ -76,16 +76,18 @@ END
 $$;
 
 -- docs/architecture.md, "Webhook isolation": the recording of a batch of scheduled attempts is one
--- call too. It locks the batch's endpoints first, in one order (NO KEY UPDATE, as the health
--- update's own lock: the key-share locks of the booking triggers' new deliveries, their foreign
--- key, do not wait for it, nor it for them), so that two workers' records never deadlock; then,
--- in one statement, each attempt's log entry, its delivery's new state with the body it sent, the
--- job of the next attempt or the final state, and each endpoint's health, as if its attempts had
--- been recorded one by one in the order they started. An endpoint whose health this batch leaves
--- as it was (healthy, and answered) keeps its row: only a change writes one.
+-- call. It locks the batch's endpoints first, in one order (NO KEY UPDATE, as the health update's
+-- own lock: the key-share locks of the booking triggers' new deliveries, their foreign key, do not
+-- wait for it, nor it for them), so that two workers' records never deadlock; then, in one
+-- statement, each attempt's log entry, its delivery's new state with the body it sent, the due time
+-- of the next attempt or the final state, and each endpoint's health, as if its attempts had been
+-- recorded one by one in the order they started. An endpoint whose health this batch leaves as it
+-- was (healthy, and answered) keeps its row: only a change writes one. Each retry's milliseconds
+-- from now come back, so that the recording worker arms its timer for it; due deliveries that
+-- waited for the places the batch frees are announced to every worker.
 CREATE OR REPLACE FUNCTION record_scheduled_webhook_attempts(p_endpoint_ids text[], p_ids text[], p_numbers integer[], p_states text[], p_bodies text[],
                                                   p_delays integer[], p_started_at timestamptz[], p_durations integer[],
-                                                  p_statuses integer[], p_errors text[], p_task text)
+                                                  p_statuses integer[], p_errors text[])
   RETURNS TABLE (id text, next timestamptz, in_ms double precision, gone boolean)
   LANGUAGE plpgsql
   AS $$
@@ -135,14 +137,21 @@ BEGIN
        AND (h.failed > 0 OR e.consecutive_failures <> 0 OR e.failing_since IS NOT NULL)
      -- Only this transaction sets disabled_at to its own start time.
      RETURNING e.id, h.gone AND e.disabled_reason = 'gone' AND e.disabled_at = now() AS gone
-  ), scheduled AS (
-    SELECT count(*) AS jobs FROM graphile_worker.add_jobs(ARRAY(
-      SELECT ROW(p_task, json_build_object('deliveryId', id), NULL, next_attempt_at, NULL, id, NULL, NULL)::graphile_worker.job_spec
-        FROM delivery WHERE next_attempt_at IS NOT NULL))
   )
   SELECT d.id, d.next_attempt_at, (extract(epoch FROM d.next_attempt_at - clock_timestamp()) * 1000)::double precision,
          coalesce(en.gone, false) AND i.http_status = 410
            AND row_number() OVER (PARTITION BY d.endpoint_id ORDER BY i.http_status = 410 DESC, d.id) = 1
-    FROM delivery d JOIN input i ON i.id = d.id LEFT JOIN endpoints en ON en.id = d.endpoint_id, scheduled;
+    FROM delivery d JOIN input i ON i.id = d.id LEFT JOIN endpoints en ON en.id = d.endpoint_id;
+  -- The leases released free places of these endpoints and their workspaces: when due deliveries
+  -- there wait for a place, every worker is told (at commit), not only the recording one, whose
+  -- own places may all be taken.
+  IF EXISTS (SELECT FROM webhook_endpoints e
+               JOIN webhook_endpoints batch ON batch.workspace_id = e.workspace_id AND batch.id = ANY (p_endpoint_ids)
+              WHERE e.removed_at IS NULL AND e.disabled_at IS NULL
+                AND EXISTS (SELECT FROM webhook_deliveries w
+                             WHERE w.endpoint_id = e.id AND w.state = 'pending' AND w.next_attempt_at <= now()
+                               AND (w.lease_until IS NULL OR w.lease_until <= now()))) THEN
+    PERFORM pg_notify('webhook_deliveries_due', '');
+  END IF;
 END
 $$;
