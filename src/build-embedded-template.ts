@@ -10,7 +10,6 @@
 import { cp, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import v8 from 'node:v8';
 import { catalogDifferences, readCatalog } from './model/catalog.ts';
 import { catalog } from './model/catalog.generated.ts';
 import { openDatabase } from './db/database.ts';
@@ -50,11 +49,6 @@ function failureText(error: unknown): string {
   if (error instanceof ModelError || error instanceof MigrationError || isInputError(error)) return error.message;
   return `The embedded database step of npm run build (src/build-embedded-template.ts) failed: ${error instanceof Error ? error.message : String(error)}`;
 }
-
-// One short run of the embedded database: V8's optimising tier would compile PGlite's hot functions
-// for a run that ends before the compiled code pays back, about 2 s of the step's 5 s of CPU. Set
-// before PGlite compiles its WebAssembly, which openDatabase does.
-v8.setFlagsFromString('--liftoff-only');
 
 const dataDir = await mkdtemp(join(tmpdir(), 'embedded-template-'));
 try {

@@ -14,7 +14,7 @@ import type { ResourceModel } from './model/resource-model.ts';
 import { databaseDifferences, serviceModel, staleBuild } from './model/service-model.ts';
 import { joinedResource } from './sql/sql-builder.ts';
 import { compileOperations } from './graphql/operations.ts';
-import { createInternalApp, type InternalApp } from './internal-api/internal-app.ts';
+import type { InternalApp } from './internal-api/internal-app.ts';
 import { createSchema, internalSchema } from './graphql/schema.ts';
 import { closeServer, createListener, listen, urlOf } from './listeners.ts';
 import { createRedactor, type Logger } from './logger.ts';
@@ -219,6 +219,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       const internalDb = await openPoolBeside(db, internalShare);
       closers.unshift(() => internalDb.close());
       metrics.observeInternalPool(internalDb);
+      // Loaded only here: Apollo Server and internal GraphQL's plugins cost a start without a token
+      // (a newcomer's) the time to load them and serve nothing.
+      const { createInternalApp } = await import('./internal-api/internal-app.ts');
       const internal: InternalApp = await createInternalApp({
         schema: internalSchema(schema),
         registry,

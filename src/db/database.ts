@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 import { acquireLock, publishConnection, readLiveLock, releaseLock } from './embedded-lock.ts';
 import { serveEmbedded, type EmbeddedSocket } from './embedded-socket.ts';
+import { loadPGlite } from './pglite-module.ts';
 import { ensurePrivateDirectory, removeGroupAndOtherAccess } from './private-files.ts';
 import { poolTraits, type PoolTraits } from './server-probe.ts';
 import { StatementNames } from './statement-names.ts';
@@ -60,7 +61,7 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   let socket: EmbeddedSocket;
   try {
     // Loaded only here: importing PGlite costs a process some 40 MB it never needs on PostgreSQL.
-    const embedded = await import('@electric-sql/pglite');
+    const embedded = await loadPGlite();
     pglite = await embedded.PGlite.create(inMemory ? dataDir : join(dataDir, 'pgdata'), options.initialData ? { loadDataDir: options.initialData } : {});
     if (!inMemory) await removeGroupAndOtherAccess(dataDir);
     socket = await serveEmbedded(pglite, poolSize + 8);
