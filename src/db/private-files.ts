@@ -17,11 +17,16 @@ export async function ensurePrivateDirectory(path: string): Promise<void> {
  * extracted them with); PostgreSQL creates the files it adds later with 0600 itself.
  */
 export async function removeGroupAndOtherAccess(path: string): Promise<void> {
-  for (const entry of await readdir(path, { withFileTypes: true })) {
-    const child = join(path, entry.name);
-    if (entry.isSymbolicLink()) continue;
-    if (entry.isDirectory()) await removeGroupAndOtherAccess(child);
-    const mode = (await stat(child)).mode & 0o777;
-    if ((mode & 0o077) !== 0) await chmod(child, mode & 0o700);
-  }
+  // The entries of a directory at once: a cluster holds a thousand files, and one stat after
+  // another cost a start up to a second of waiting on a busy machine.
+  const entries = await readdir(path, { withFileTypes: true });
+  await Promise.all(
+    entries.map(async (entry) => {
+      const child = join(path, entry.name);
+      if (entry.isSymbolicLink()) return;
+      if (entry.isDirectory()) await removeGroupAndOtherAccess(child);
+      const mode = (await stat(child)).mode & 0o777;
+      if ((mode & 0o077) !== 0) await chmod(child, mode & 0o700);
+    }),
+  );
 }
