@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { packagePath } from '../package-root.ts';
 import type { Queryable } from './database.ts';
-import { ensurePrivateDirectory, removeGroupAndOtherAccess } from './private-files.ts';
+import { ensurePrivateDirectory } from './private-files.ts';
 
 /**
  * A first start of the embedded database copies a cluster prepared by `npm run build` (migrated,
@@ -45,8 +45,9 @@ export async function copyEmbeddedTemplate(dataDir: string, accept: (info: Templ
   await ensurePrivateDirectory(dataDir);
   const staging = await mkdtemp(join(dataDir, 'pgdata-copy-'));
   try {
+    // `-p` keeps the template's modes, which the build's open of the cluster left private; the open
+    // of the copy checks every file again (src/db/database.ts) and the data directory is 0700.
     await promisify(execFile)('cp', ['-R', '-p', `${EMBEDDED_TEMPLATE_DIR}/.`, staging]);
-    await removeGroupAndOtherAccess(staging);
     await rename(staging, target);
     return true;
   } catch (error) {
