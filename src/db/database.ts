@@ -47,7 +47,7 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   const dataDir = options.dataDir ?? 'memory://';
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) {
-    await ensurePrivateDirectory(dataDir);
+    ensurePrivateDirectory(dataDir);
     const holder = await readLiveLock(dataDir);
     if (holder?.connectionString) {
       // Another process (the server) has these files open: use its socket, whose directory it

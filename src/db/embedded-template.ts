@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { execFile } from 'node:child_process';
-import { mkdtemp, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { packagePath } from '../package-root.ts';
@@ -27,10 +27,16 @@ export interface TemplateInfo {
 
 /** The template's info, or null without a template (a build that could not make one, or none yet). */
 export async function readTemplateInfo(): Promise<TemplateInfo | null> {
+  return templateInfoNow();
+}
+
+function templateInfoNow(): TemplateInfo | null {
   if (!existsSync(join(EMBEDDED_TEMPLATE_DIR, 'PG_VERSION'))) return null;
-  return readFile(EMBEDDED_TEMPLATE_INFO, 'utf8')
-    .then((text) => JSON.parse(text) as TemplateInfo)
-    .catch(() => null);
+  try {
+    return JSON.parse(readFileSync(EMBEDDED_TEMPLATE_INFO, 'utf8')) as TemplateInfo;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -38,12 +44,15 @@ export async function readTemplateInfo(): Promise<TemplateInfo | null> {
  * takes it (a template of another demo fixture is not taken); true when it did. The copy lands under a temporary name and is renamed into place, so that of two starts
  * on one new directory only one cluster is ever put there.
  */
-export async function copyEmbeddedTemplate(dataDir: string, accept: (info: TemplateInfo | null) => boolean | Promise<boolean> = () => true): Promise<boolean> {
+export async function copyEmbeddedTemplate(dataDir: string, accept: (info: TemplateInfo | null) => boolean = () => true): Promise<boolean> {
   const target = join(dataDir, 'pgdata');
   if (dataDir.startsWith('memory://') || existsSync(target) || !existsSync(join(EMBEDDED_TEMPLATE_DIR, 'PG_VERSION'))) return false;
-  if (!(await accept(await readTemplateInfo()))) return false;
-  await ensurePrivateDirectory(dataDir);
-  const staging = await mkdtemp(join(dataDir, 'pgdata-copy-'));
+  // Every step up to cp's start is synchronous: src/main.ts starts the copy while the service's
+  // modules load, which hold the event loop for most of their time, and each asynchronous step
+  // before cp would wait for them.
+  if (!accept(templateInfoNow())) return false;
+  ensurePrivateDirectory(dataDir);
+  const staging = mkdtempSync(join(dataDir, 'pgdata-copy-'));
   try {
     // `-p` keeps the template's modes, which the build's open of the cluster left private; the open
     // of the copy checks every file again (src/db/database.ts) and the data directory is 0700.

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { copyEmbeddedTemplate } from '../db/embedded-template.ts';
 import { wantsDemo, type Config } from '../config.ts';
@@ -18,8 +19,10 @@ export async function readDemoFixture(): Promise<{ fixture: unknown; sha256: str
   } catch (error) {
     throw new InputError(`${DEMO_FIXTURE_FILE} is not JSON: ${(error as Error).message}`);
   }
-  return { fixture, sha256: createHash('sha256').update(bytes).digest('hex') };
+  return { fixture, sha256: sha256Of(bytes) };
 }
+
+const sha256Of = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 /**
  * A first start of the embedded database: the build's template copied into the data directory
@@ -30,5 +33,6 @@ export async function readDemoFixture(): Promise<{ fixture: unknown; sha256: str
  */
 export function copyTemplateForStart(config: Config): Promise<boolean> {
   if (config.DATABASE_URL) return Promise.resolve(false);
-  return copyEmbeddedTemplate(config.DATA_DIR, async (info) => !wantsDemo(config) || info?.demoFixtureSha256 === (await readDemoFixture()).sha256);
+  // The fixture read at once, as the copy's other steps before cp (embedded-template.ts says why).
+  return copyEmbeddedTemplate(config.DATA_DIR, (info) => !wantsDemo(config) || info?.demoFixtureSha256 === sha256Of(readFileSync(DEMO_FIXTURE_PATH)));
 }
