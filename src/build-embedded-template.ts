@@ -10,21 +10,24 @@
 import { cp, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import v8 from 'node:v8';
 import { catalogDifferences, readCatalog } from './model/catalog.ts';
 import { catalog } from './model/catalog.generated.ts';
 import { openDatabase } from './db/database.ts';
 import { emptyClusterDump } from './db/empty-cluster.ts';
-import { EMBEDDED_TEMPLATE_DIR, EMBEDDED_TEMPLATE_INFO, type TemplateInfo } from './db/embedded-template.ts';
+import { EMBEDDED_TEMPLATE_DIR, EMBEDDED_TEMPLATE_INFO, endTemplateLog, trimTemplateLog, type TemplateInfo } from './db/embedded-template.ts';
 import { MigrationError, migrate } from './db/migrate.ts';
 import { overlay } from './model/overlay.ts';
 import { ModelError } from './model/resource-model.ts';
-import { importDemo, readDemoFixture } from './demo/demo.ts';
+import { importDemo } from './demo/demo.ts';
+import { readDemoFixture } from './demo/demo-fixture.ts';
 import { brokenOperations } from './graphql/operation-problems.ts';
 import { isInputError } from './input-error.ts';
 
-/** Builds the template in `dataDir`; why it cannot, when the committed catalog is not the migrations' own. */
-async function build(dataDir: string, fixture: unknown): Promise<string | null> {
+/**
+ * Builds the template in `dataDir`: the write-ahead log segment it leaves in use, or why it cannot,
+ * when the committed catalog is not the migrations' own.
+ */
+async function build(dataDir: string, fixture: unknown): Promise<{ logSegment: string } | { failure: string }> {
   const db = await openDatabase({ dataDir, initialData: await emptyClusterDump() });
   try {
     await migrate(db);
@@ -35,11 +38,11 @@ async function build(dataDir: string, fixture: unknown): Promise<string | null> 
       const added = migrated.migrations.filter((name) => !catalog.migrations.includes(name));
       const broken = brokenOperations(catalog, migrated, overlay, added);
       // npm run generate would refuse these too: say so here, not "run npm run generate".
-      if (broken.length > 0) return `${broken.join('\n')}\nnpm run generate refuses the same, and writes nothing, until one of the two is done.`;
-      return `src/model/catalog.generated.ts is stale:\n  - ${differences.map((line) => `${line} in the file, against the migrations`).join('\n  - ')}\nRun npm run generate, then npm run build.`;
+      if (broken.length > 0) return { failure: `${broken.join('\n')}\nnpm run generate refuses the same, and writes nothing, until one of the two is done.` };
+      return { failure: `src/model/catalog.generated.ts is stale:\n  - ${differences.map((line) => `${line} in the file, against the migrations`).join('\n  - ')}\nRun npm run generate, then npm run build.` };
     }
     await importDemo(db, fixture);
-    return null;
+    return { logSegment: await endTemplateLog(db) };
   } finally {
     await db.close();
   }
@@ -51,22 +54,18 @@ function failureText(error: unknown): string {
   return `The embedded database step of npm run build (src/build-embedded-template.ts) failed: ${error instanceof Error ? error.message : String(error)}`;
 }
 
-// One short run of the embedded database: V8's optimising tier would compile PGlite's hot functions
-// for a run that ends before the compiled code pays back, about 2 s of the step's 5 s of CPU. Set
-// before PGlite compiles its WebAssembly, which openDatabase does.
-v8.setFlagsFromString('--liftoff-only');
-
 const dataDir = await mkdtemp(join(tmpdir(), 'embedded-template-'));
 try {
   const demo = await readDemoFixture();
-  const failure = await build(dataDir, demo.fixture);
-  if (failure !== null) {
-    console.error(failure);
+  const built = await build(dataDir, demo.fixture);
+  if ('failure' in built) {
+    console.error(built.failure);
     process.exitCode = 1;
   } else {
     await rm(EMBEDDED_TEMPLATE_DIR, { recursive: true, force: true });
     // Another file system (a tmpfs /tmp) cannot take a rename: copy instead.
     await rename(join(dataDir, 'pgdata'), EMBEDDED_TEMPLATE_DIR).catch(() => cp(join(dataDir, 'pgdata'), EMBEDDED_TEMPLATE_DIR, { recursive: true }));
+    await trimTemplateLog(EMBEDDED_TEMPLATE_DIR, built.logSegment);
     const info: TemplateInfo = { demoFixtureSha256: demo.sha256 };
     await writeFile(EMBEDDED_TEMPLATE_INFO, `${JSON.stringify(info)}\n`);
   }

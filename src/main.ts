@@ -42,6 +42,10 @@ async function main(): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL);
   // Before the service's modules are imported: the instrumentations patch them as they load.
   const tracing: Tracing | null = await startTracing(config);
+  // A first embedded start copies the build's template (the system's cp, a process of its own)
+  // while this one loads the service's modules; startServer waits for it.
+  const template = (await import('./demo/demo-fixture.ts')).copyTemplateForStart(config);
+  template.catch(() => {}); // a failed copy is startServer's to report; until then it is not unhandled
   const { startServer } = await import('./server.ts');
   const { ensureDatabaseDemo, ensureEmbeddedDemo } = await import('./demo/demo.ts');
   const { readTemplateInfo } = await import('./db/embedded-template.ts');
@@ -72,7 +76,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 
-  const started = await startServer({ config, logger });
+  const started = await startServer({ config, logger, template });
   server = started;
   if (stopping) {
     await started.close();

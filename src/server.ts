@@ -5,9 +5,10 @@ import { AnswerCache } from './answer-cache/answer-cache.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { IssuedCredentials } from './auth/issued-credentials.ts';
 import { KeyActivity } from './auth/key-activity.ts';
-import { preparedStatementsSetting, wantsDemo, type Config } from './config.ts';
+import { preparedStatementsSetting, type Config } from './config.ts';
 import { openDatabase, openPoolBeside, type Database, type PoolShare } from './db/database.ts';
-import { copyEmbeddedTemplate, personaliseTemplateCopy, type TemplateInfo } from './db/embedded-template.ts';
+import { personaliseTemplateCopy } from './db/embedded-template.ts';
+import { copyTemplateForStart } from './demo/demo-fixture.ts';
 import { migrate } from './db/migrate.ts';
 import { ReplicaSet } from './db/replicas.ts';
 import type { ResourceModel } from './model/resource-model.ts';
@@ -16,7 +17,7 @@ import { joinedResource } from './sql/sql-builder.ts';
 import { compileOperations } from './graphql/operations.ts';
 import { cacheSources } from './graphql/cache-sources.ts';
 import { PieceVersionStore } from './answer-cache/piece-version-store.ts';
-import { createInternalApp, type InternalApp } from './internal-api/internal-app.ts';
+import type { InternalApp } from './internal-api/internal-app.ts';
 import { createSchema, internalSchema } from './graphql/schema.ts';
 import { closeServer, createListener, listen, urlOf } from './listeners.ts';
 import { createRedactor, type Logger } from './logger.ts';
@@ -36,6 +37,8 @@ export interface ServerOptions {
   db?: Database;
   /** Another resource model (the catalog of another database with another overlay, in tests). */
   model?: ResourceModel;
+  /** The copy of the build's embedded template src/main.ts started (`copyTemplateForStart`); otherwise started here. */
+  template?: Promise<boolean>;
   /** Certificates the webhook worker trusts besides the default store (tests; operators use NODE_EXTRA_CA_CERTS). */
   trustedCertificates?: string[];
 }
@@ -61,10 +64,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   if (stale) throw new Error(stale);
   const model = options.model ?? serviceModel();
   const ownsDb = !options.db;
-  // A template made with another demo fixture is left: the demo is imported from the current one
-  // (demo.ts says so). Loaded only here: the service's modules do not load the fixture import.
-  const currentDemo = async (info: TemplateInfo | null) => !wantsDemo(config) || info?.demoFixtureSha256 === (await (await import('./demo/demo.ts')).readDemoFixture()).sha256;
-  const template = ownsDb && !config.DATABASE_URL && (await copyEmbeddedTemplate(config.DATA_DIR, currentDemo));
+  const template = ownsDb && (await (options.template ?? copyTemplateForStart(config)));
   const db =
     options.db ??
     (await openDatabase({
@@ -85,8 +85,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       logger.warn('DATABASE_URL leads to a connection pooler and DATABASE_DIRECT_URL is not set: migrations and the webhook worker need session features (advisory locks, LISTEN) a pooler in transaction mode does not keep');
     }
     if (ownsDb) {
-      await migrate(db);
-      const differences = await databaseDifferences(db, model);
+      const { applied } = await migrate(db);
+      // A template copied just now, and left as it was by the migrations, is the cluster the build
+      // compared with this build's whole catalog: the same comparison again would find nothing.
+      const asBuilt = template && applied.length === 0 && !options.model;
+      const differences = asBuilt ? [] : await databaseDifferences(db, model);
       if (differences.length > 0) {
         throw new Error(`The database disagrees with the catalog this build was made from (src/model/catalog.generated.ts):\n  - ${differences.join('\n  - ')}`);
       }
@@ -222,6 +225,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       const internalDb = await openPoolBeside(db, internalShare);
       closers.unshift(() => internalDb.close());
       metrics.observeInternalPool(internalDb);
+      // Loaded only here: Apollo Server and internal GraphQL's plugins cost a start without a token
+      // (a newcomer's) the time to load them and serve nothing.
+      const { createInternalApp } = await import('./internal-api/internal-app.ts');
       const internal: InternalApp = await createInternalApp({
         schema: internalSchema(schema),
         registry,

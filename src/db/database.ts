@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 import { acquireLock, publishConnection, readLiveLock, releaseLock } from './embedded-lock.ts';
 import { serveEmbedded, type EmbeddedSocket } from './embedded-socket.ts';
+import { loadPGlite } from './pglite-module.ts';
 import { ensurePrivateDirectory, removeGroupAndOtherAccess } from './private-files.ts';
 import { poolTraits, type PoolTraits } from './server-probe.ts';
 import { StatementNames } from './statement-names.ts';
@@ -46,7 +47,7 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   const dataDir = options.dataDir ?? 'memory://';
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) {
-    await ensurePrivateDirectory(dataDir);
+    ensurePrivateDirectory(dataDir);
     const holder = await readLiveLock(dataDir);
     if (holder?.connectionString) {
       // Another process (the server) has these files open: use its socket, whose directory it
@@ -60,7 +61,7 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   let socket: EmbeddedSocket;
   try {
     // Loaded only here: importing PGlite costs a process some 40 MB it never needs on PostgreSQL.
-    const embedded = await import('@electric-sql/pglite');
+    const embedded = await loadPGlite();
     pglite = await embedded.PGlite.create(inMemory ? dataDir : join(dataDir, 'pgdata'), options.initialData ? { loadDataDir: options.initialData } : {});
     if (!inMemory) await removeGroupAndOtherAccess(dataDir);
     socket = await serveEmbedded(pglite, poolSize + 8);

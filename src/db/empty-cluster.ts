@@ -3,6 +3,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { packagePath } from '../package-root.ts';
+import { loadPGlite } from './pglite-module.ts';
 
 /**
  * A new embedded cluster runs PostgreSQL's initdb, which takes seconds of CPU (tens of seconds on
@@ -33,7 +34,7 @@ export async function emptyClusterDump(): Promise<Blob> {
   const file = join(CACHE_DIR, `pglite-${await pgliteBuild()}-empty.tar`);
   const cached = await readFile(file).catch(() => null);
   if (cached !== null) return new Blob([cached]);
-  const { PGlite } = await import('@electric-sql/pglite');
+  const { PGlite } = await loadPGlite();
   const cluster = await PGlite.create();
   let dump: Blob;
   try {

@@ -1,17 +1,13 @@
-import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { countActiveKeysEndingIn, createApiKey, revokeKeysNamed } from '../auth/api-key-store.ts';
 import type { Database } from '../db/database.ts';
 import { FixtureRefusedError, importFixture } from '../fixtures/import-fixture.ts';
 import { InputError } from '../input-error.ts';
-import { packagePath } from '../package-root.ts';
+import { DEMO_FIXTURE_FILE, readDemoFixture } from './demo-fixture.ts';
 import { findManagerEmail } from '../workspaces/member-store.ts';
 import { findKeylessWorkspaceNamed, findWorkspaceWithKeyNamedLike, workspaceExists } from '../workspaces/workspace-store.ts';
 
-/** The file, as messages name it (from the package root). */
-export const DEMO_FIXTURE_FILE = 'src/demo/demo-fixture.json';
-export const DEMO_FIXTURE_PATH = packagePath(...DEMO_FIXTURE_FILE.split('/'));
 
 export interface DemoKeys {
   workspaceId: string;
@@ -28,17 +24,6 @@ export interface DemoKeys {
 const FULL_NAME = 'Demo key (all scopes)';
 const LIMITED_NAME = 'Demo key (no participants:read)';
 
-/** The demo fixture as it is now, and the SHA-256 of its bytes. */
-export async function readDemoFixture(): Promise<{ fixture: unknown; sha256: string }> {
-  const bytes = await readFile(DEMO_FIXTURE_PATH);
-  let fixture: unknown;
-  try {
-    fixture = JSON.parse(bytes.toString('utf8'));
-  } catch (error) {
-    throw new InputError(`${DEMO_FIXTURE_FILE} is not JSON: ${(error as Error).message}`);
-  }
-  return { fixture, sha256: createHash('sha256').update(bytes).digest('hex') };
-}
 
 /** Identical problems of many rows in one line: `bookings[0] (ref "b1") and 19 more: channel is missing: …`. */
 function grouped(problems: readonly string[]): string[] {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { readDemoFixture } from '../../src/demo/demo.ts';
+import { readDemoFixture } from '../../src/demo/demo-fixture.ts';
 import { importFixture } from '../../src/fixtures/import-fixture.ts';
 import { InputError } from '../../src/input-error.ts';
 import { openTestDatabase } from '../support/databases.ts';
