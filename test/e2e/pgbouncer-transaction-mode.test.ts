@@ -136,9 +136,10 @@ describeWhere(missing, 'the service behind PgBouncer in transaction mode with it
   it('delivers a booking.created from a webhook worker on DATABASE_DIRECT_URL, past PgBouncer', async () => {
     const bookingId = await insertBooking(db, workspaces[0]!.workspaceId, workspaces[0]!.ids.r1!);
     await receiver.waitFor((received) => received.some((delivery) => bookingOf(delivery).id === bookingId), 15_000);
-    expect(await bouncer.clientApplications()).not.toContain('course-booking-webhooks');
+    // LISTEN holds its connection between transactions: the wake-up listener connects to PostgreSQL itself.
+    expect(await bouncer.clientApplications()).not.toContain('course-booking-webhook-wake-ups');
     const direct = await db.query<{ count: number }>(
-      "SELECT count(*)::int AS count FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'course-booking-webhooks'",
+      "SELECT count(*)::int AS count FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'course-booking-webhook-wake-ups'",
     );
     expect(direct.rows[0]!.count).toBeGreaterThan(0);
   });
