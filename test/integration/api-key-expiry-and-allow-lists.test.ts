@@ -174,6 +174,25 @@ describeOnEachDatabase('API key expiry and IP allow lists on %s', (target) => {
     expect(plain.expiresAt).toBeNull();
   });
 
+  it('auth.ip-allow-list: an address with a zone id and the IPv4-mapped /96 (every IPv4 client) are refused by name, writing nothing; a narrower mapped range is its IPv4 range', async () => {
+    const count = async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys')).rows[0]!.n;
+    const before = await count();
+    const createWith = (...options: string[]) => ['key', 'create', '--workspace', ws.workspaceId, '--member', OWNER_EMAIL, '--scopes', 'courses:read', ...options];
+    for (const [argv, message] of [
+      [createWith('--allow-ip', 'fe80::1%eth0'), /"fe80::1%eth0" has a zone id \(%eth0\), which names a network interface, not addresses: clients are seen without one; give fe80::1$/m],
+      [createWith('--allow-ip', 'fe80::%eth0/64'), /"fe80::%eth0\/64" has a zone id \(%eth0\)/],
+      [createWith('--allow-ip', '::ffff:0.0.0.0/96'), /"::ffff:0\.0\.0\.0\/96" is every IPv4 address \(the IPv4-mapped range \/96 is 0\.0\.0\.0\/0\): give 0\.0\.0\.0\/0 if every IPv4 client is meant/],
+    ] as const) {
+      const result = await cli().run(...argv);
+      expect(result.code, argv.join(' ')).toBe(1);
+      expect(result.stderr, argv.join(' ')).toMatch(message);
+      expect(result.stdout, argv.join(' ')).toBe('');
+    }
+    expect(await count()).toBe(before);
+    const mapped = await create('--allow-ip', '::ffff:10.0.0.0/104, 0.0.0.0/0');
+    expect(await keyRow(mapped.id)).toMatchObject({ allowedIps: ['10.0.0.0/8', '0.0.0.0/0'], state: 'active' });
+  });
+
   it('key create, update, log and usage refuse bad input with a clear message and a non-zero exit, writing nothing', async () => {
     const count = async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys')).rows[0]!.n;
     const kept = await create('--allow-ip', '127.0.0.1');
@@ -195,9 +214,6 @@ describeOnEachDatabase('API key expiry and IP allow lists on %s', (target) => {
       [createWith('--allow-ip', '10.1.2.3/8'), /"10\.1\.2\.3\/8" has bits set past its \/8 prefix: did you mean 10\.0\.0\.0\/8\?/],
       [createWith('--allow-ip', '10.0.0.0/8,nope,1.2.3.4/40'), /"nope" is not an IPv4 or IPv6 address or CIDR range; "1\.2\.3\.4\/40" is not/],
       [createWith('--allow-ip', '127.1'), /"127\.1" is not an IPv4 or IPv6 address/],
-      [createWith('--allow-ip', 'fe80::1%eth0'), /"fe80::1%eth0" has a zone id \(%eth0\), which names a network interface, not addresses: clients are seen without one; give fe80::1$/m],
-      [createWith('--allow-ip', 'fe80::%eth0/64'), /"fe80::%eth0\/64" has a zone id \(%eth0\)/],
-      [createWith('--allow-ip', '::ffff:0.0.0.0/96'), /"::ffff:0\.0\.0\.0\/96" is every IPv4 address \(the IPv4-mapped range \/96 is 0\.0\.0\.0\/0\): give 0\.0\.0\.0\/0 if every IPv4 client is meant/],
       [createWith('--allow-ip', ''), /--allow-ip needs at least one address or CIDR range/],
       [createWith('--allow-ip', '10.0.0.0/8,,10.1.0.0/16'), /has an empty entry/],
       [createWith('--allow-ip', tooMany), /--allow-ip has 101 entries; at most 100 are allowed/],
