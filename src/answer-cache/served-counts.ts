@@ -13,8 +13,9 @@ import { LRUCache } from 'lru-cache';
 export class ServedCounts {
   readonly #counts: LRUCache<string, number>;
 
-  constructor(maxLagMs: number) {
-    this.#counts = new LRUCache<string, number>({ max: 100_000, ttl: maxLagMs + 1000, ttlAutopurge: false });
+  /** `clock` is the time the counts age by (a test's own; `performance` by default). */
+  constructor(maxLagMs: number, clock?: { now(): number }) {
+    this.#counts = new LRUCache<string, number>({ max: 100_000, ttl: maxLagMs + 1000, ttlAutopurge: false, ...(clock ? { perf: clock } : {}) });
   }
 
   floor(workspaceId: string): number {
