@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { NextFlights } from '../flights.ts';
 import type { Logger } from '../logger.ts';
 import type { ClaimedDelivery } from './claim-store.ts';
 import { DueTimer } from './due-timer.ts';
@@ -68,10 +69,14 @@ export class Dispatcher {
   /** Requests being sent, and the attempts waiting to send one. */
   #sending = 0;
   readonly #waiting: Array<() => void> = [];
-  #claiming: Promise<void> | null = null;
-  #again = false;
-  #reading: Promise<void> | null = null;
-  #readAgain = false;
+  /**
+   * The claim rounds and the readings of the next due time: asked for while one runs, they are
+   * made once, after it (the service's single-flight rule `next`).
+   */
+  readonly #rounds = new NextFlights<'claim' | 'due', void>();
+  /** The last round asked for of each kind: it ends after every earlier one (awaited by `stop`). */
+  #lastClaim: Promise<unknown> = Promise.resolve();
+  #lastReading: Promise<unknown> = Promise.resolve();
   #stopped = false;
   readonly #poller: NodeJS.Timeout | null = null;
   readonly #timer: DueTimer;
@@ -95,60 +100,49 @@ export class Dispatcher {
   /** Something may have become due: claim what the free places allow. */
   nudge(): void {
     if (this.#stopped) return;
-    this.#again = true;
-    if (this.#claiming) return;
-    // A nudge after the round's last look at `#again` and before this runs starts another round.
-    this.#claiming = this.#claimWhileFree().finally(() => {
-      this.#claiming = null;
-      if (this.#again) this.nudge();
+    // A nudge that comes once the round's claim is under way is served by the next round.
+    this.#lastClaim = this.#rounds.next('claim', async (started) => {
+      started();
+      await this.#claimOnce();
     });
   }
 
-  async #claimWhileFree(): Promise<void> {
-    while (this.#again) {
-      this.#again = false;
-      const { concurrency } = this.#options;
-      const free = Math.min(UNANSWERED * concurrency - this.#unanswered, (UNANSWERED + RECORDING) * concurrency - this.#running.size);
-      if (free <= 0 || this.#stopped) return;
-      let claimed: ClaimedDelivery[];
-      try {
-        claimed = await this.#options.claim(free);
-      } catch (error) {
-        // The database is away: the timer tries again.
-        this.#options.logger.warn({ err: error }, 'webhook claim failed');
-        this.#timer.in(RETRY_AFTER_FAILURE_MS);
-        return;
-      }
-      for (const delivery of claimed) this.#start(delivery);
-      // A full batch may have left more behind; a short one took all that is claimable now, so
-      // the timer is armed for what becomes claimable next (read after the claim, it sees its leases).
-      if (claimed.length === free) this.#again = true;
-      else this.#armForNextDue();
+  async #claimOnce(): Promise<void> {
+    const { concurrency } = this.#options;
+    const free = Math.min(UNANSWERED * concurrency - this.#unanswered, (UNANSWERED + RECORDING) * concurrency - this.#running.size);
+    if (free <= 0 || this.#stopped) return;
+    let claimed: ClaimedDelivery[];
+    try {
+      claimed = await this.#options.claim(free);
+    } catch (error) {
+      // The database is away: the timer tries again.
+      this.#options.logger.warn({ err: error }, 'webhook claim failed');
+      this.#timer.in(RETRY_AFTER_FAILURE_MS);
+      return;
     }
+    for (const delivery of claimed) this.#start(delivery);
+    // A full batch may have left more behind; a short one took all that is claimable now, so
+    // the timer is armed for what becomes claimable next (read after the claim, it sees its leases).
+    if (claimed.length === free) this.nudge();
+    else this.#armForNextDue();
   }
 
   /**
    * Reads the next due time and arms the timer for it, beside the claims (a burst's claims do not
-   * wait on it). Readings asked for while one runs are made once, after it.
+   * wait on it).
    */
   #armForNextDue(): void {
     if (this.#stopped) return;
-    this.#readAgain = true;
-    if (this.#reading) return;
-    this.#reading = (async () => {
-      while (this.#readAgain && !this.#stopped) {
-        this.#readAgain = false;
-        try {
-          const inMs = await this.#options.nextDueInMs();
-          if (inMs !== null) this.#timer.in(inMs);
-        } catch (error) {
-          this.#options.logger.warn({ err: error }, 'webhook due-time look-ahead failed');
-          this.#timer.in(RETRY_AFTER_FAILURE_MS);
-        }
+    this.#lastReading = this.#rounds.next('due', async (started) => {
+      started();
+      if (this.#stopped) return;
+      try {
+        const inMs = await this.#options.nextDueInMs();
+        if (inMs !== null) this.#timer.in(inMs);
+      } catch (error) {
+        this.#options.logger.warn({ err: error }, 'webhook due-time look-ahead failed');
+        this.#timer.in(RETRY_AFTER_FAILURE_MS);
       }
-    })().finally(() => {
-      this.#reading = null;
-      if (this.#readAgain) this.#armForNextDue();
     });
   }
 
@@ -196,8 +190,8 @@ export class Dispatcher {
     this.#stopped = true;
     if (this.#poller) clearInterval(this.#poller);
     this.#timer.stop();
-    await this.#claiming;
-    await this.#reading;
+    await this.#lastClaim;
+    await this.#lastReading;
     let grace: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all(this.#running), new Promise((resolve) => (grace = setTimeout(resolve, graceMs)))]);
     clearTimeout(grace);
