@@ -49,11 +49,28 @@ export function createListener(config: Config, app: RequestListener): Server {
   return server;
 }
 
-export function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+/** The settings a listener's address comes from, named when it cannot listen there. */
+export interface AddressSettings {
+  port: 'PORT' | 'INTERNAL_PORT';
+  host: 'HOST' | 'INTERNAL_HOST';
+}
+
+/**
+ * Listens; a port in use or not allowed, or a host that is not this machine's, is said with the
+ * setting that moves it (a newcomer whose port 3000 is taken reads `PORT`, not an errno).
+ */
+export function listen(server: Server, port: number, host: string, settings: AddressSettings): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (error: NodeJS.ErrnoException) => {
+      const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+      if (error.code === 'EADDRINUSE') reject(new Error(`${where} is in use by another program: set ${settings.port} to a free port (or stop the other program).`));
+      else if (error.code === 'EACCES') reject(new Error(`${where} may not be used by this user: set ${settings.port} to a port above 1023.`));
+      else if (error.code === 'EADDRNOTAVAIL') reject(new Error(`${settings.host} ${host} is not an address of this machine: set ${settings.host} to one of its addresses (127.0.0.1, or 0.0.0.0 for every interface).`));
+      else reject(error);
+    };
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve(server.address() as AddressInfo);
     });
   });

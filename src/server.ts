@@ -217,7 +217,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const publicServer = createListener(config, publicApp);
     // Bodies are never read, so there is nothing to continue: answer as if Expect were absent.
     publicServer.on('checkContinue', (req, res) => publicApp(req, res));
-    const publicAddress = await listen(publicServer, config.PORT, config.HOST);
+    const publicAddress = await listen(publicServer, config.PORT, config.HOST, { port: 'PORT', host: 'HOST' });
     closers.unshift(() => closeServer(publicServer));
 
     let internalUrl: string | null = null;
@@ -243,7 +243,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         statementTimeoutMs: config.INTERNAL_STATEMENT_TIMEOUT_MS,
       });
       const internalServer = createListener(config, internal.app);
-      const internalAddress = await listen(internalServer, config.INTERNAL_PORT, config.INTERNAL_HOST);
+      const internalAddress = await listen(internalServer, config.INTERNAL_PORT, config.INTERNAL_HOST, { port: 'INTERNAL_PORT', host: 'INTERNAL_HOST' });
       closers.unshift(async () => {
         await closeServer(internalServer);
         await internal.stop();

@@ -6,7 +6,8 @@
  *   WEBHOOK_SECRET=whsec_… RECEIVER_PORT=8443 TLS_CERT=cert.pem TLS_KEY=key.pem npx tsx examples/webhook-receiver/receiver.ts
  *
  * Without TLS_CERT and TLS_KEY it serves plain HTTP, for use behind a proxy that terminates TLS
- * (the service delivers only to https:// addresses).
+ * (the service delivers only to https:// addresses). It listens on 127.0.0.1 unless RECEIVER_HOST
+ * names another address (0.0.0.0 for every interface).
  */
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -119,25 +120,83 @@ function describe(event: BookingEvent, outcome: ReturnType<BookingCopy['apply']>
   return JSON.stringify({ received: event.type, id: event.id, booking: booking.id, status: booking.status, changed, copy: outcome });
 }
 
-function main(): void {
-  const secret = process.env.WEBHOOK_SECRET;
-  if (!secret?.startsWith('whsec_')) {
-    console.error('Set WEBHOOK_SECRET to the whsec_… secret that `webhook add` printed.');
+export interface ReceiverSettings {
+  secret: string;
+  host: string;
+  port: number;
+  tls?: { cert: string; key: string };
+}
+
+/**
+ * The receiver's settings from its environment, or what is wrong with them in one sentence: a
+ * person starting it by hand should read what to change, not a stack trace.
+ */
+export function settingsFrom(env: Record<string, string | undefined>): ReceiverSettings | { problem: string } {
+  const secret = env.WEBHOOK_SECRET ?? '';
+  if (!secret.startsWith('whsec_')) return { problem: 'Set WEBHOOK_SECRET to the whsec_… secret that `webhook add` printed.' };
+  try {
+    new Webhook(secret);
+  } catch {
+    // The library's own message ("incorrect padding") would not say which value is wrong.
+    return { problem: 'WEBHOOK_SECRET is not a whole whsec_… secret (whsec_ and base64): copy it again from what `webhook add` printed.' };
+  }
+  // RECEIVER_PORT, not PORT: a shell that runs the service beside it may have PORT set for the service.
+  const portText = env.RECEIVER_PORT ?? '8443';
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port < 1 || port > 65_535) return { problem: `RECEIVER_PORT must be a port number from 1 to 65535, not ${JSON.stringify(portText)}.` };
+  const { TLS_CERT, TLS_KEY } = env;
+  if (Boolean(TLS_CERT) !== Boolean(TLS_KEY)) return { problem: 'Set both TLS_CERT and TLS_KEY (PEM files) to serve HTTPS, or neither to serve plain HTTP behind a proxy.' };
+  let tls: ReceiverSettings['tls'];
+  if (TLS_CERT && TLS_KEY) {
+    try {
+      tls = { cert: readFileSync(TLS_CERT, 'utf8'), key: readFileSync(TLS_KEY, 'utf8') };
+    } catch (error) {
+      return { problem: `TLS_CERT or TLS_KEY cannot be read: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}.` };
+    }
+  }
+  return { secret, host: env.RECEIVER_HOST ?? '127.0.0.1', port, ...(tls ? { tls } : {}) };
+}
+
+/** Starts listening; a port in use or not allowed, or TLS files that do not fit, is said in one sentence. */
+export async function listen(settings: ReceiverSettings, onEvent: ReceiverOptions['onEvent']): Promise<Server> {
+  let server: Server;
+  try {
+    server = createReceiver({ secret: settings.secret, onEvent, ...(settings.tls ? { tls: settings.tls } : {}) });
+  } catch {
+    throw new Error('TLS_CERT and TLS_KEY are not a PEM certificate and its private key.');
+  }
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      const where = `${settings.host}:${settings.port}`;
+      if (error.code === 'EADDRINUSE') reject(new Error(`${where} is in use by another program: set RECEIVER_PORT to a free port.`));
+      else if (error.code === 'EACCES') reject(new Error(`${where} may not be used by this user: set RECEIVER_PORT to a port above 1023.`));
+      else if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND') reject(new Error(`RECEIVER_HOST ${settings.host} is not an address of this machine.`));
+      else reject(new Error(`cannot listen on ${where}: ${error.message}`));
+    });
+    server.listen(settings.port, settings.host, resolve);
+  });
+  return server;
+}
+
+async function main(): Promise<void> {
+  const settings = settingsFrom(process.env);
+  if ('problem' in settings) {
+    console.error(settings.problem);
     process.exit(2);
   }
-  const { TLS_CERT, TLS_KEY } = process.env;
-  const tls = TLS_CERT && TLS_KEY ? { cert: readFileSync(TLS_CERT, 'utf8'), key: readFileSync(TLS_KEY, 'utf8') } : undefined;
   const copy = new BookingCopy();
-  const server = createReceiver({
-    secret,
-    ...(tls ? { tls } : {}),
-    onEvent: (event) => console.log(describe(event, copy.apply(event))),
-  });
-  // RECEIVER_PORT, not PORT: a shell that runs the service beside it may have PORT set for the service.
-  const port = Number(process.env.RECEIVER_PORT ?? 8443);
-  server.listen(port, () => console.log(`Receiving booking.created and booking.updated on ${tls ? 'https' : 'http'}://localhost:${port}/`));
+  let server: Server;
+  try {
+    server = await listen(settings, (event) => console.log(describe(event, copy.apply(event))));
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(1);
+  }
+  // The loopback address is named as localhost, the name the README's certificate is made for.
+  const host = settings.host === '127.0.0.1' ? 'localhost' : settings.host.includes(':') ? `[${settings.host}]` : settings.host;
+  console.log(`Receiving booking.created and booking.updated on ${settings.tls ? 'https' : 'http'}://${host}:${settings.port}/`);
   process.on('SIGTERM', () => server.close());
   process.on('SIGINT', () => server.close());
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) void main();

@@ -32,11 +32,33 @@ const MAX_CACHED = 10_000;
 
 const BEARER = /^bearer +(\S+)$/i;
 
+/**
+ * What was wrong with a refused Authorization header, as far as it can be said without a lookup:
+ * missing, not in the form `Bearer <key>` (a bare key, another scheme, two values, a repeated
+ * header), or a key in that form that is not an active key here. The message helps a caller who
+ * wrote the header wrong and says nothing about any key.
+ */
+type Refusal = 'missing' | 'form' | 'repeated' | 'key';
+
+const REFUSALS: Record<Refusal, string | undefined> = {
+  missing: 'The Authorization header is missing.',
+  form: 'The Authorization header must read "Bearer <API key>": the word Bearer, one space, then the key.',
+  repeated: 'Send one Authorization header, "Bearer <API key>".',
+  // The catalogue's own message (src/errors.ts).
+  key: undefined,
+};
+
 /** RFC 6750: a missing credential gets a bare challenge, a bad one names the error. */
-export function invalidApiKey(missing: boolean): ApiError {
-  return new ApiError('invalid_api_key', missing ? 'The Authorization header is missing.' : undefined, {
-    headers: { 'WWW-Authenticate': missing ? 'Bearer' : 'Bearer error="invalid_token"' },
+export function invalidApiKey(refusal: Refusal): ApiError {
+  return new ApiError('invalid_api_key', REFUSALS[refusal], {
+    headers: { 'WWW-Authenticate': refusal === 'missing' ? 'Bearer' : 'Bearer error="invalid_token"' },
   });
+}
+
+function refusalOf(header: string | readonly string[] | undefined): Refusal {
+  if (header === undefined || header === '') return 'missing';
+  if (typeof header !== 'string') return 'repeated';
+  return BEARER.test(header) ? 'key' : 'form';
 }
 
 /** The key of a one-value `Authorization: Bearer <well-formed key>` header, or null for anything else. */
@@ -100,7 +122,7 @@ export class Authenticator {
         return key;
       }
     }
-    throw await this.#guard.refuse(typeof address === 'string' ? address : address(), invalidApiKey(header === undefined || header === ''));
+    throw await this.#guard.refuse(typeof address === 'string' ? address : address(), invalidApiKey(refusalOf(header)));
   }
 
   /** An expired key is refused as a revoked one, and like it for good: nothing extends a key's life. */

@@ -1,8 +1,10 @@
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { cliOn } from '../support/cli.ts';
@@ -80,6 +82,17 @@ describe('docs/internal-graphql.md against the internal listener', () => {
     expect(expected).toHaveLength(12);
     expect(seen).toEqual(expected);
     expect(requests).toBe(3);
+  });
+
+  it('"Where it is", run as written: the token is exported before npm start, and the curl line in a second terminal answers with it', async () => {
+    const block = blocks('sh').find((candidate) => candidate.includes('openssl rand'))!;
+    const commands = block.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'));
+    // Exported, not a prefix of npm start alone: the second terminal's curl needs the same value.
+    expect(commands[0]).toMatch(/^export INTERNAL_API_TOKEN=\$\(openssl rand -hex 24\)/);
+    expect(commands[1]).toMatch(/^npm start\b/);
+    const curl = block.slice(block.indexOf('curl ')).replace('http://127.0.0.1:4001', api.server.internalUrl!).replace('ws_…', ws.workspaceId);
+    const { stdout } = await promisify(execFile)('bash', ['-c', curl], { env: { ...process.env, INTERNAL_API_TOKEN: INTERNAL_TOKEN } });
+    expect(JSON.parse(stdout)).toMatchObject({ data: { workspace: { name: 'Internal' } } });
   });
 
   it('the token commands, run as written, give a token that reads only its workspace, then only registered documents, until it is revoked', async () => {

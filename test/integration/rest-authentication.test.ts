@@ -38,26 +38,31 @@ describeOnEachDatabase('authentication of the public API on %s', (target) => {
       expect(response.headers['www-authenticate']).toBe('Bearer');
     });
 
+    // auth.bearer: a header not in the form `Bearer <key>` is refused like an invalid key, its
+    // message saying the form; a key in that form that is not active here gets the catalogue's.
+    const FORM = 'The Authorization header must read "Bearer <API key>": the word Bearer, one space, then the key.';
+    const KEY = 'The API key is missing, invalid, revoked or rotated.';
     it.each([
-      ['an unknown well-formed key', () => `Bearer ${forgedApiKey()}`],
-      ['a key with a wrong checksum', () => `Bearer ${ws.fullKey.slice(0, -1)}${ws.fullKey.endsWith('A') ? 'B' : 'A'}`],
-      ['a key of another prefix', () => `Bearer svc_cal_${ws.fullKey.slice(8)}`],
-      ['the Basic scheme', () => `Basic ${Buffer.from(`${ws.fullKey}:`).toString('base64')}`],
-      ['a scheme with no space', () => `Bearer${ws.fullKey}`],
-      ['a bare key without scheme', () => ws.fullKey],
-      ['a key longer than 128 characters', () => `Bearer ${ws.fullKey}${'x'.repeat(100)}`],
-      ['an empty bearer token', () => 'Bearer '],
-      ['two tokens', () => `Bearer ${ws.fullKey} ${ws.fullKey}`],
-    ])('%s gets 401 with error="invalid_token"', async (_name, header) => {
+      ['an unknown well-formed key', () => `Bearer ${forgedApiKey()}`, KEY],
+      ['a key with a wrong checksum', () => `Bearer ${ws.fullKey.slice(0, -1)}${ws.fullKey.endsWith('A') ? 'B' : 'A'}`, KEY],
+      ['a key of another prefix', () => `Bearer svc_cal_${ws.fullKey.slice(8)}`, KEY],
+      ['the Basic scheme', () => `Basic ${Buffer.from(`${ws.fullKey}:`).toString('base64')}`, FORM],
+      ['a scheme with no space', () => `Bearer${ws.fullKey}`, FORM],
+      ['a bare key without scheme', () => ws.fullKey, FORM],
+      ['a key longer than 128 characters', () => `Bearer ${ws.fullKey}${'x'.repeat(100)}`, KEY],
+      ['an empty bearer token', () => 'Bearer ', FORM],
+      ['two tokens', () => `Bearer ${ws.fullKey} ${ws.fullKey}`, FORM],
+    ])('%s gets 401 with error="invalid_token" and a message that says what to mend', async (_name, header, message) => {
       const response = await api.call(COURSES, { headers: [['Authorization', header()]] });
       expect(response.status).toBe(401);
-      expect(response.body).toEqual(errorBody('invalid_api_key'));
+      expect(response.body).toEqual({ error: { code: 'invalid_api_key', message } });
       expect(response.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
     });
 
     it('a repeated Authorization header gets 401 even when one of them is valid', async () => {
       const response = await api.call(COURSES, { headers: [['Authorization', `Bearer ${ws.fullKey}`], ['Authorization', `Bearer ${ws.fullKey}`]] });
       expect(response.status).toBe(401);
+      expect(response.body).toEqual({ error: { code: 'invalid_api_key', message: 'Send one Authorization header, "Bearer <API key>".' } });
     });
 
     it('a revoked key gets 401', async () => {
