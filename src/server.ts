@@ -19,6 +19,8 @@ import { cacheSources } from './graphql/cache-sources.ts';
 import { PieceVersionStore } from './answer-cache/piece-version-store.ts';
 import type { InternalApp } from './internal-api/internal-app.ts';
 import { createSchema, internalSchema } from './graphql/schema.ts';
+import { integrationContext } from './integrations/context.ts';
+import { withIntegrations } from './integrations/graphql-schema.ts';
 import { closeServer, createListener, listen, urlOf } from './listeners.ts';
 import { createRedactor, type Logger } from './logger.ts';
 import { packagePath } from './package-root.ts';
@@ -26,7 +28,7 @@ import { Metrics } from './observability/metrics.ts';
 import { FailureGuard } from './rate-limit/failure-guard.ts';
 import { createRateLimiters, type RateLimiters } from './rate-limit/limiters.ts';
 import { bindUnboundSecrets } from './webhooks/reseal-store.ts';
-import { resolveSecretBox } from './webhooks/secret-box.ts';
+import { requireSecretBox, resolveSecretBox } from './webhooks/secret-box.ts';
 
 export const OPENAPI_PATH = packagePath('openapi', 'public-v1.yaml');
 
@@ -229,7 +231,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       // (a newcomer's) the time to load them and serve nothing.
       const { createInternalApp } = await import('./internal-api/internal-app.ts');
       const internal: InternalApp = await createInternalApp({
-        schema: internalSchema(schema),
+        schema: withIntegrations(internalSchema(schema)),
         registry,
         db: internalDb,
         primary: db,
@@ -241,6 +243,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         rateLimiters,
         defaultCostPerMinute: config.INTERNAL_COST_PER_MINUTE,
         statementTimeoutMs: config.INTERNAL_STATEMENT_TIMEOUT_MS,
+        integrations: integrationContext({
+          db: internalDb,
+          config,
+          logger,
+          secretBox: async () => box ?? requireSecretBox(config, { embeddedDataDir: ownsDb && db.kind === 'embedded' }),
+          trustedCertificates: options.trustedCertificates,
+          registry,
+          bookingOperation: operations.webhookBooking,
+        }),
       });
       const internalServer = createListener(config, internal.app);
       const internalAddress = await listen(internalServer, config.INTERNAL_PORT, config.INTERNAL_HOST);
@@ -259,7 +270,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       internalUrl,
       authenticator,
       keyActivity,
-      schema: internalSchema(schema),
+      schema: withIntegrations(internalSchema(schema)),
       drain() {
         lifecycle.draining = true;
       },

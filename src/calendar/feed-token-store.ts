@@ -5,6 +5,9 @@ import type { Database } from '../db/database.ts';
 import { dataVersionExpression, toDataVersion, type DataVersion } from '../answer-cache/data-version-store.ts';
 import { InputError } from '../input-error.ts';
 
+/** The refusal of an id no feed token has (or none of the workspace acted on). */
+export const noFeedToken = (id: string) => new InputError(`No feed token with id ${JSON.stringify(id)}`, { field: 'id' });
+
 export const FEED_PATH_PREFIX = '/api/calendar/v1/';
 
 export interface IssuedFeedToken {
@@ -58,7 +61,7 @@ export async function listFeedTokens(db: Database, workspaceId: string): Promise
 
 export async function revokeFeedToken(db: Database, id: string): Promise<{ id: string; state: 'revoked' }> {
   const updated = await db.query('UPDATE feed_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1', [id]);
-  if (updated.rowCount === 0) throw new InputError(`No feed token with id ${JSON.stringify(id)}`);
+  if (updated.rowCount === 0) throw noFeedToken(id);
   return { id, state: 'revoked' };
 }
 

@@ -76,6 +76,8 @@ export interface CostLimitOptions {
   maxCost: number;
   /** The table sizes the work estimate reads. */
   sizes: TableSizes;
+  /** Lists that are no connection but have a known bound (`Type.field` → the rows counted for them). */
+  boundedLists?: ReadonlyMap<string, number> | undefined;
   /**
    * Called with the work estimate of every request within the limits, before anything runs; what
    * it throws is the request's answer (a budget that does not cover the estimate).
@@ -125,7 +127,7 @@ class PassedEstimates {
  */
 export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): ApolloServerPlugin {
   const index = listIndexOf(schema);
-  const introspection = introspectionListLengths(schema);
+  const introspection = new Map([...introspectionListLengths(schema), ...(options.boundedLists ?? [])]);
   const passed = new PassedEstimates();
   return {
     async requestDidStart() {
@@ -189,7 +191,7 @@ const MASKED_MESSAGE = 'An unexpected error occurred.';
 export function maskError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
   const original = unwrapResolverError(error);
   if (isApiError(original)) {
-    return { message: original.message, path: formatted.path, extensions: { code: original.code } };
+    return { message: original.message, path: formatted.path, extensions: original.field === undefined ? { code: original.code } : { code: original.code, field: original.field } };
   }
   if (isDatabaseUnavailable(original)) {
     return { message: 'The service is temporarily unavailable; retry later.', path: formatted.path, extensions: { code: 'service_unavailable' } };

@@ -9,6 +9,9 @@ import { DEFAULT_EVENT_TYPES, type EventType } from './event-types.ts';
 import type { SecretBox } from './secret-box.ts';
 import { parseTargetUrl } from './target-guard.ts';
 
+/** The refusal of an id no endpoint has (or none of the workspace acted on). */
+export const noEndpoint = (id: string) => new InputError(`No webhook endpoint with id ${JSON.stringify(id)}`, { field: 'id' });
+
 /** An operation that needs the endpoint enabled first. */
 export class EndpointDisabledError extends InputError {
   constructor(readonly endpointId: string) {
@@ -84,9 +87,9 @@ export async function readEndpointHealth(db: Database): Promise<Array<EndpointHe
 export async function addEndpoint(
   db: Database,
   box: SecretBox,
-  input: { workspaceId: string; memberEmail: string; url: string; participants: boolean; allowPrivateTargets: boolean; events?: readonly EventType[] },
+  input: { workspaceId: string; memberEmail: string; url: string; participants: boolean; allowPrivateTargets: boolean; events?: readonly EventType[]; urlLabel?: string },
 ): Promise<IssuedEndpoint> {
-  const url = parseTargetUrl(input.url, input.allowPrivateTargets);
+  const url = parseTargetUrl(input.url, input.allowPrivateTargets, input.urlLabel);
   const memberId = await requireManager(db, input.workspaceId, input.memberEmail);
   const secret = generateWebhookSecret();
   // The id is chosen first: the sealed secret is bound to it.
@@ -141,7 +144,7 @@ async function requireEndpoint(db: Queryable, id: string): Promise<{ disabled: b
     [id],
   );
   const row = found.rows[0];
-  if (!row) throw new InputError(`No webhook endpoint with id ${JSON.stringify(id)}`);
+  if (!row) throw noEndpoint(id);
   if (row.removed_at) throw new InputError(`Webhook endpoint ${id} has been removed`);
   return { disabled: row.disabled_at !== null, secretCiphertext: row.secret_ciphertext };
 }
@@ -200,7 +203,7 @@ export async function enableEndpoint(db: Database, id: string): Promise<{ id: st
 export async function eventTypesOf(db: Database, id: string): Promise<{ id: string; events: EventType[] }> {
   const found = await db.query<{ event_types: EventType[] }>('SELECT event_types FROM webhook_endpoints WHERE id = $1', [id]);
   const row = found.rows[0];
-  if (!row) throw new InputError(`No webhook endpoint with id ${JSON.stringify(id)}`);
+  if (!row) throw noEndpoint(id);
   return { id, events: row.event_types };
 }
 
@@ -210,6 +213,15 @@ export async function setEventTypes(db: Database, id: string, events: readonly E
     await requireEndpoint(tx, id);
     const updated = await tx.query<{ event_types: EventType[] }>('UPDATE webhook_endpoints SET event_types = $2 WHERE id = $1 RETURNING event_types', [id, events]);
     return { id, events: updated.rows[0]!.event_types };
+  });
+}
+
+/** A new address for an endpoint, checked as at registration; pending deliveries go there from their next attempt. */
+export async function setEndpointUrl(db: Database, id: string, url: URL): Promise<{ id: string; url: string }> {
+  return db.transaction(async (tx) => {
+    await requireEndpoint(tx, id);
+    await tx.query('UPDATE webhook_endpoints SET url = $2 WHERE id = $1', [id, url.href]);
+    return { id, url: url.href };
   });
 }
 
@@ -258,7 +270,7 @@ export async function recoverDeliveries(db: Database, endpointId: string, since:
 export async function removeEndpoint(db: Database, id: string): Promise<{ id: string; state: 'removed' }> {
   return transactionRetryingDeadlocks(db, async (tx) => {
     const updated = await tx.query('UPDATE webhook_endpoints SET removed_at = coalesce(removed_at, now()) WHERE id = $1', [id]);
-    if (updated.rowCount === 0) throw new InputError(`No webhook endpoint with id ${JSON.stringify(id)}`);
+    if (updated.rowCount === 0) throw noEndpoint(id);
     await tx.query(
       `UPDATE webhook_deliveries SET state = 'cancelled', next_attempt_at = NULL, finished_at = now(), updated_at = now() WHERE endpoint_id = $1 AND state = 'pending'`,
       [id],
