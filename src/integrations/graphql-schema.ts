@@ -3,13 +3,14 @@ import { mergeSchemas } from '@graphql-tools/schema';
 import type { GraphQLSchema } from 'graphql';
 import { ApiError } from '../errors.ts';
 import { listIndexOf, rememberListIndex } from '../graphql/connections.ts';
+import { PRICES } from '../graphql/work-estimate.ts';
 import { isInputError } from '../input-error.ts';
 import { isNotPermittedError } from '../workspaces/member-store.ts';
 import type { Actor } from './actor.ts';
 import { auditEntries } from './audit.ts';
 import type { IntegrationContext } from './context.ts';
 import { createFeed, listFeeds, revokeFeed } from './feeds.ts';
-import { INTEGRATIONS_SDL } from './graphql-sdl.ts';
+import { INTEGRATIONS_SDL, INTEGRATION_LIST_BOUNDS } from './graphql-sdl.ts';
 import { createKey, keyLog, keyUsage, listKeys, revokeKey, rotateKey, updateKey } from './keys.ts';
 import {
   addEndpoint,
@@ -165,3 +166,18 @@ export function withIntegrations(internal: GraphQLSchema): GraphQLSchema {
 
 /** The root fields of the area: what the integrations grant opens. */
 export const INTEGRATION_ROOT_FIELDS: ReadonlySet<string> = new Set(['Query.integrations', ...Object.keys(resolvers.Mutation).map((name) => `Mutation.${name}`)]);
+
+/** The statements one operation of the area sends, about: the actor's check, the target's, its own, the audit's. */
+const STATEMENTS_PER_OPERATION = 5;
+
+/**
+ * The work estimate of each field of the area (none reads a resource of the registry): its
+ * statements, and a row returned per row of its list's bound. Reserved from the token's budget
+ * before anything runs and settled, as every request is, at the time the request took.
+ */
+export const INTEGRATION_FIELD_POINTS: ReadonlyMap<string, number> = new Map(
+  [...Object.keys(resolvers.Mutation).map((name) => `Mutation.${name}`), ...Object.keys(resolvers.Integrations).map((name) => `Integrations.${name}`)].map((field) => [
+    field,
+    STATEMENTS_PER_OPERATION * PRICES.statement + (INTEGRATION_LIST_BOUNDS.get(field) ?? 0) * PRICES.rowReturned,
+  ]),
+);

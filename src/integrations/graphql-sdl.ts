@@ -95,3 +95,6 @@ export const INTEGRATION_LIST_BOUNDS: ReadonlyMap<string, number> = new Map([
   ['Integrations.calendarFeeds', 100],
   ['Integrations.audit', 1000],
 ]);
+
+/** Fields of the area that hold personal data: read only with the personal-data grant, as the members they name are personal data. */
+export const INTEGRATION_PERSONAL_FIELDS: ReadonlySet<string> = new Set(['IntegrationAuditEntry.memberEmail']);

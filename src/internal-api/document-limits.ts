@@ -60,7 +60,7 @@ export function documentLimits(
   limits: DocumentLimits,
   sizes: TableSizes,
   spend?: CostLimitOptions['spend'],
-  boundedLists?: CostLimitOptions['boundedLists'],
+  priced: Pick<CostLimitOptions, 'boundedLists' | 'fieldPoints'> = {},
 ): Limited {
   const armor = new ApolloArmor({
     maxDepth: { n: limits.maxDepth, flattenFragments: true, ignoreIntrospection: true },
@@ -75,7 +75,7 @@ export function documentLimits(
   return {
     // The protections enabled above are validation rules only (Armor's plugins are the two turned off).
     validationRules: armor.validationRules,
-    plugins: [useCostLimit(schema, { registry, maxSize: limits.maxSize, maxCost: limits.maxCost, sizes, spend, boundedLists })],
+    plugins: [useCostLimit(schema, { registry, maxSize: limits.maxSize, maxCost: limits.maxCost, sizes, spend, ...priced })],
     parseOptions: { maxTokens: limits.maxTokens },
     maxRecursiveSelections: limits.maxRecursiveSelections,
     allowBatchedHttpRequests: false,

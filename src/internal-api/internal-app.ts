@@ -28,8 +28,8 @@ import { useFieldUsage } from './field-usage.ts';
 import { usePersonalDataGrant } from './personal-data-grant.ts';
 import { useIntegrationsGrant } from './integrations-grant.ts';
 import type { IntegrationContext } from '../integrations/context.ts';
-import type { IntegrationsRequest } from '../integrations/graphql-schema.ts';
-import { INTEGRATION_LIST_BOUNDS } from '../integrations/graphql-sdl.ts';
+import { INTEGRATION_FIELD_POINTS, type IntegrationsRequest } from '../integrations/graphql-schema.ts';
+import { INTEGRATION_LIST_BOUNDS, INTEGRATION_PERSONAL_FIELDS } from '../integrations/graphql-sdl.ts';
 import { answerErrors, notFound, sendListenerError } from './listener-errors.ts';
 import { metricsRouter } from './metrics-route.ts';
 
@@ -144,7 +144,7 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
   const limits = documentLimits(options.schema, options.registry, DOCUMENT_LIMITS, statistics, (estimate, request) => {
     const context = request.contextValue as InternalContext;
     return budget.reserve(context.principal, estimate.points, context.cost);
-  }, INTEGRATION_LIST_BOUNDS);
+  }, { boundedLists: INTEGRATION_LIST_BOUNDS, fieldPoints: INTEGRATION_FIELD_POINTS });
   const apollo = new ApolloServer<InternalContext>({
     // The served schema, its operations compiled once per document (compiled-gateway.ts).
     gateway: compiledGateway(options.schema),
@@ -155,7 +155,7 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     stringifyResult,
     // The explorer is ours (explorer-page.ts): Apollo's landing page would load its code from a CDN.
     plugins: [
-      usePersonalDataGrant(options.schema, options.registry),
+      usePersonalDataGrant(options.schema, options.registry, INTEGRATION_PERSONAL_FIELDS),
       useIntegrationsGrant(options.schema),
       ...limits.plugins,
       useCostBudget(budget, ({ meter }) => Math.ceil(meter.ms / POINT_MS)),

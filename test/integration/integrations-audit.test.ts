@@ -70,7 +70,8 @@ describeOnEachDatabase('the integrations audit on %s', (target) => {
     await cli().json('member', 'add', '--workspace', ws.workspaceId, '--email', ADMIN, '--name', 'Ada Admin', '--role', 'admin');
     receiver = await startReceiver(() => ({ status: 200, body: 'thanks' }));
     api = await startTestApi(db, env, { trustedCertificates: [receiver.certificate] });
-    token = (await cli().json<{ token: string }>('internal-token', 'create', '--name', 'dashboard', '--integrations')).token;
+    // The audit names members by e-mail: personal data, read with the personal-data grant.
+    token = (await cli().json<{ token: string }>('internal-token', 'create', '--name', 'dashboard', '--integrations', '--personal-data')).token;
   });
   afterAll(async () => {
     await api?.close();
@@ -98,7 +99,7 @@ describeOnEachDatabase('the integrations audit on %s', (target) => {
     expect(await run('Recover', { id: endpoint.id, since })).toEqual({ recovered: 0 });
 
     const area = await postGraphQL(api.server.internalUrl!, token, { query: MUTATIONS, operationName: 'Area', variables: { w: ws.workspaceId, m: OWNER_EMAIL, key: key.id, endpoint: endpoint.id } });
-    const seen = area.body.data!.integrations as Record<string, Array<Record<string, unknown>>>;
+    const seen = area.body.data!.integrations as Record<'apiKeys' | 'apiKeyRequests' | 'apiKeyUsage' | 'webhookEndpoints' | 'webhookDeliveries', Array<Record<string, unknown>>>;
     expect(seen.apiKeys).toContainEqual({ id: key.id, name: 'renamed', state: 'active', lastUsedAt: expect.stringMatching(/Z$/) });
     expect(seen.apiKeyRequests).toEqual([{ path: '/api/public/v1/courses', status: 200, requestId: expect.any(String) }]);
     expect(seen.apiKeyUsage).toEqual([{ requests: 1, status2xx: 1 }]);

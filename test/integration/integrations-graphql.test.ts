@@ -194,5 +194,27 @@ describeOnEachDatabase('integrations on internal GraphQL on %s', (target) => {
     expect(api.logs.join('\n')).not.toContain(key);
     expect(api.logs.join('\n')).not.toContain(OWNER_EMAIL);
     expect(await metricValue(api.server.internalUrl!, 'internal_graphql_field_uses_total', { type: 'Mutation', field: 'createApiKey', token: 'strict-dashboard' })).toBe(1);
+
+    // A budget spent refuses the next mutation before it runs.
+    const frugal = (await cli().json<{ token: string }>('internal-token', 'create', '--name', 'frugal-dashboard', '--integrations', '--cost-per-minute', '100')).token;
+    const first = await createKey(frugal, OWNER_EMAIL);
+    expect(first.body.errors).toBeUndefined();
+    expect(first.cost!.estimate).toBe(75);
+    const before = await count('api_keys');
+    const refused = await createKey(frugal, OWNER_EMAIL);
+    expect([refused.status, codes(refused.body)]).toEqual([429, ['RATE_LIMITED']]);
+    expect(await count('api_keys')).toBe(before);
+  });
+
+  it("the audit's member e-mails are personal data: read with the personal-data grant only, the rest of an entry without it", async () => {
+    const AUDIT = `query Audit($workspaceId: ID!, $member: String!) { integrations(workspaceId: $workspaceId, member: $member) { audit { operation memberEmail } } }`;
+    const refused = await post(tokens.granted, AUDIT, { workspaceId: a.workspaceId, member: OWNER_EMAIL });
+    expect([refused.status, codes(refused.body)]).toEqual([403, ['PERSONAL_DATA_NOT_GRANTED']]);
+    expect(refused.body.errors![0]!.message).toContain('IntegrationAuditEntry.memberEmail');
+    const withoutEmails = await post(tokens.granted, AUDIT.replace(' memberEmail', ''), { workspaceId: a.workspaceId, member: OWNER_EMAIL });
+    expect((withoutEmails.body.data!.integrations as { audit: unknown[] }).audit).toContainEqual({ operation: 'key.create' });
+    await cli().json('internal-token', 'update', '--name', 'dashboard', '--personal-data');
+    const granted = await post(tokens.granted, AUDIT, { workspaceId: a.workspaceId, member: OWNER_EMAIL });
+    expect((granted.body.data!.integrations as { audit: unknown[] }).audit).toContainEqual({ operation: 'key.create', memberEmail: ADMIN });
   });
 });
