@@ -13,7 +13,7 @@ export type Source = (typeof SOURCES)[number];
  * Who acts, in which workspace, through which way in. `memberEmail` names an owner or admin of
  * the workspace (the contract: keys are made "only by users with the role Owner or Admin"); it is
  * null only at the CLI without `--member`, where the operator of the server acts as before (that
- * form is deprecated: docs/operations.md).
+ * form is deprecated: README, Operator CLI).
  */
 export interface Actor {
   workspaceId: string;

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +32,8 @@ const REVOKE_KEY = /* GraphQL */ `
 const KEYS = /* GraphQL */ `
   query Keys($workspaceId: ID!, $member: String!) { integrations(workspaceId: $workspaceId, member: $member) { apiKeys { id name state allowedIps } } }
 `;
+
+const DOCS = readFileSync(new URL('../../docs/internal-graphql.md', import.meta.url), 'utf8');
 
 interface Issued {
   id: string;
@@ -216,5 +219,15 @@ describeOnEachDatabase('integrations on internal GraphQL on %s', (target) => {
     await cli().json('internal-token', 'update', '--name', 'dashboard', '--personal-data');
     const granted = await post(tokens.granted, AUDIT, { workspaceId: a.workspaceId, member: OWNER_EMAIL });
     expect((granted.body.data!.integrations as { audit: unknown[] }).audit).toContainEqual({ operation: 'key.create', memberEmail: ADMIN });
+  });
+
+  it("docs/internal-graphql.md's example request, sent as written for a workspace and its owner, creates the key it shows; its refusal is the one quoted", async () => {
+    const example = [...DOCS.matchAll(/```json\n([\s\S]*?)```/g)].map((match) => match[1]!).find((block) => block.includes('createApiKey'))!;
+    const body = JSON.parse(example.replace('ws_…', a.workspaceId).replace('owner@example.com', OWNER_EMAIL)) as { query: string; variables: Record<string, unknown> };
+    const answer = await post(tokens.granted, body.query, body.variables);
+    expect(answer.body.errors).toBeUndefined();
+    expect(answer.body.data!.createApiKey).toMatchObject({ scopes: ['courses:read'], allowedIps: ['203.0.113.0/24'], expiresAt: expect.stringMatching(/Z$/) });
+    const refused = await post(tokens.granted, body.query, { ...body.variables, input: { scopes: ['courses:read'], allowedIps: ['300.0.0.0/8'] } });
+    expect(DOCS).toContain(JSON.stringify({ message: refused.body.errors![0]!.message, extensions: refused.body.errors![0]!.extensions }));
   });
 });
