@@ -41,5 +41,5 @@ export async function authorize(db: Queryable, actor: Actor): Promise<string | n
     await assertWorkspaceExists(db, actor.workspaceId);
     return null;
   }
-  return requireManager(db, actor.workspaceId, actor.memberEmail);
+  return requireManager(db, actor.workspaceId, actor.memberEmail, { named: actor.source === 'cli' ? undefined : 'member' });
 }

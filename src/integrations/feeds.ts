@@ -9,6 +9,8 @@ import { assertInWorkspace } from './target-store.ts';
 /** A new feed on the actor's behalf; its token (and so its URL) is in the answer only now. */
 export async function createFeed(ctx: IntegrationContext, actor: Actor, input: { name?: string | undefined }): Promise<IssuedFeedToken> {
   if (actor.memberEmail === null) throw new InputError('A feed is created on behalf of an owner or admin: name them');
+  // Checked here, in the words of the actor's way in, before the store checks it again as it writes.
+  await authorize(ctx.db, actor);
   const issued = await createFeedToken(ctx.db, { workspaceId: actor.workspaceId, memberEmail: actor.memberEmail, name: input.name });
   await recordAudit(ctx.db, actor, 'feed.create', issued.id);
   return issued;

@@ -44,6 +44,8 @@ export async function createKey(ctx: IntegrationContext, actor: Actor, input: Cr
   const expiresAt = expiryOf(input, Date.now(), labels);
   const allowedIps = allowListOf(actor, input.allowedIps) ?? null;
   keyName(input.name, labels.name);
+  // Checked here, in the words of the actor's way in, before the store checks it again as it writes.
+  await authorize(ctx.db, actor);
   const issued = await createApiKey(ctx.db, { workspaceId: actor.workspaceId, memberEmail: actor.memberEmail, scopes: input.scopes, name: input.name, expiresAt, allowedIps });
   await recordAudit(ctx.db, actor, 'key.create', issued.id);
   return issued;

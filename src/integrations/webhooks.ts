@@ -39,6 +39,8 @@ export async function addEndpoint(ctx: IntegrationContext, actor: Actor, input: 
   if (actor.memberEmail === null) throw new InputError('An endpoint is registered on behalf of an owner or admin: name them');
   const labels = labelsOf(actor);
   const events = input.events === undefined ? DEFAULT_EVENT_TYPES : parseEventTypes(labels.events, input.events);
+  // Checked here, in the words of the actor's way in, before the store checks it again as it writes.
+  await authorize(ctx.db, actor);
   const box = await ctx.secretBox();
   const issued = await addEndpointRow(ctx.db, box, {
     workspaceId: actor.workspaceId,

@@ -33,16 +33,18 @@ export function isNotPermittedError(error: unknown): error is NotPermittedError 
  * The member on whose behalf credentials are created: keys, webhook endpoints and feed tokens are
  * created only for an owner or admin of the workspace (docs/contract-rules.md, `auth.who-creates-keys`).
  */
-export async function requireManager(db: Queryable, workspaceId: string, email: string): Promise<string> {
+export async function requireManager(db: Queryable, workspaceId: string, email: string, options: { named?: string | undefined } = {}): Promise<string> {
   if (!(await workspaceExists(db, workspaceId))) throw new NotPermittedError(`No workspace with id ${JSON.stringify(workspaceId)}`);
   const found = await db.query<{ id: string; role: string }>(
     'SELECT id, role FROM members WHERE workspace_id = $1 AND lower(email) = lower($2)',
     [workspaceId, email],
   );
   const member = found.rows[0];
-  if (!member) throw new NotPermittedError(`No member with e-mail ${JSON.stringify(email)} in workspace ${workspaceId}`);
+  // An API's answer names the argument that gave the e-mail, never the e-mail itself (personal data); the operator's CLI names it.
+  const { named } = options;
+  if (!member) throw new NotPermittedError(`No member with ${named ? `the e-mail given as ${named}` : `e-mail ${JSON.stringify(email)}`} in workspace ${workspaceId}`);
   if (member.role !== 'owner' && member.role !== 'admin') {
-    throw new NotPermittedError(`Member ${email} has role ${member.role}; only an owner or admin may do this`);
+    throw new NotPermittedError(`${named ? `The member given as ${named}` : `Member ${email}`} has role ${member.role}; only an owner or admin may do this`);
   }
   return member.id;
 }
