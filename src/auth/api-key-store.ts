@@ -179,23 +179,26 @@ export async function revokeApiKey(db: Queryable, id: string): Promise<{ id: str
  * may be rotated (its replacement gets a fresh lifetime), a revoked or rotated one not.
  */
 export async function rotateApiKey(db: Database, id: string): Promise<{ id: string; key: string; expiresAt: string | null }> {
-  return db.transaction(async (tx) => {
-    const found = await tx.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE id = $1 FOR UPDATE', [id]);
-    const old = found.rows[0];
-    if (!old) throw noApiKey(id);
-    if (old.revoked_at) throw new InputError(`API key ${id} is already revoked or rotated`);
-    const key = generateApiKey(await readIssuerTag(tx));
-    const inserted = await tx.query<{ id: string; expires_at: Date | null }>(
-      `INSERT INTO api_keys (workspace_id, name, scopes, key_hash, last4, created_by, tagged, allowed_ips, expires_at)
-       SELECT workspace_id, name, scopes, $2, $3, created_by, true, allowed_ips, now() + (expires_at - created_at)
-         FROM api_keys WHERE id = $1
-       RETURNING id, expires_at`,
-      [id, sha256(key), key.slice(-4)],
-    );
-    const { id: newId, expires_at: expiresAt } = inserted.rows[0]!;
-    await tx.query('UPDATE api_keys SET revoked_at = now(), replaced_by = $2 WHERE id = $1', [id, newId]);
-    return { id: newId, key, expiresAt: expiresAt?.toISOString() ?? null };
-  });
+  return db.transaction((tx) => rotateApiKeyIn(tx, id));
+}
+
+/** `rotateApiKey` in the caller's transaction. */
+export async function rotateApiKeyIn(tx: Queryable, id: string): Promise<{ id: string; key: string; expiresAt: string | null }> {
+  const found = await tx.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE id = $1 FOR UPDATE', [id]);
+  const old = found.rows[0];
+  if (!old) throw noApiKey(id);
+  if (old.revoked_at) throw new InputError(`API key ${id} is already revoked or rotated`);
+  const key = generateApiKey(await readIssuerTag(tx));
+  const inserted = await tx.query<{ id: string; expires_at: Date | null }>(
+    `INSERT INTO api_keys (workspace_id, name, scopes, key_hash, last4, created_by, tagged, allowed_ips, expires_at)
+     SELECT workspace_id, name, scopes, $2, $3, created_by, true, allowed_ips, now() + (expires_at - created_at)
+       FROM api_keys WHERE id = $1
+     RETURNING id, expires_at`,
+    [id, sha256(key), key.slice(-4)],
+  );
+  const { id: newId, expires_at: expiresAt } = inserted.rows[0]!;
+  await tx.query('UPDATE api_keys SET revoked_at = now(), replaced_by = $2 WHERE id = $1', [id, newId]);
+  return { id: newId, key, expiresAt: expiresAt?.toISOString() ?? null };
 }
 
 export interface ActiveApiKey {

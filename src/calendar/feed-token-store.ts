@@ -1,7 +1,7 @@
 import { requireManager } from '../workspaces/member-store.ts';
 import { readIssuerTag } from '../auth/issuer-key-store.ts';
 import { generateFeedToken, sha256 } from '../auth/secret-format.ts';
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import { dataVersionExpression, toDataVersion, type DataVersion } from '../answer-cache/data-version-store.ts';
 import { InputError } from '../input-error.ts';
 
@@ -31,7 +31,7 @@ export function feedPath(token: string): string {
 }
 
 export async function createFeedToken(
-  db: Database,
+  db: Queryable,
   input: { workspaceId: string; memberEmail: string; name?: string | undefined },
 ): Promise<IssuedFeedToken> {
   const name = input.name?.trim() || 'Calendar feed';
@@ -59,7 +59,7 @@ export async function listFeedTokens(db: Database, workspaceId: string): Promise
   }));
 }
 
-export async function revokeFeedToken(db: Database, id: string): Promise<{ id: string; state: 'revoked' }> {
+export async function revokeFeedToken(db: Queryable, id: string): Promise<{ id: string; state: 'revoked' }> {
   const updated = await db.query('UPDATE feed_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1', [id]);
   if (updated.rowCount === 0) throw noFeedToken(id);
   return { id, state: 'revoked' };

@@ -4,7 +4,7 @@ import {
   keyName,
   listApiKeys,
   revokeApiKey,
-  rotateApiKey,
+  rotateApiKeyIn,
   updateApiKey,
   type ApiKeyChanges,
   type ApiKeyState,
@@ -16,7 +16,7 @@ import { readRequestLog, readUsage, type DailyUsage, type LoggedRequest } from '
 import { expiryOf, parseAllowList } from '../auth/key-policy.ts';
 import { InputError } from '../input-error.ts';
 import { authorize, labelsOf, type Actor } from './actor.ts';
-import { recordAudit } from './audit-store.ts';
+import { audited } from './audited.ts';
 import type { IntegrationContext } from './context.ts';
 import { sinceOf, statusRange, wholeNumber } from './inputs.ts';
 import { assertInWorkspace } from './target-store.ts';
@@ -44,11 +44,11 @@ export async function createKey(ctx: IntegrationContext, actor: Actor, input: Cr
   const expiresAt = expiryOf(input, Date.now(), labels);
   const allowedIps = allowListOf(actor, input.allowedIps) ?? null;
   keyName(input.name, labels.name);
-  // Checked here, in the words of the actor's way in, before the store checks it again as it writes.
-  await authorize(ctx.db, actor);
-  const issued = await createApiKey(ctx.db, { workspaceId: actor.workspaceId, memberEmail: actor.memberEmail, scopes: input.scopes, name: input.name, expiresAt, allowedIps });
-  await recordAudit(ctx.db, actor, 'key.create', issued.id);
-  return issued;
+  const memberEmail = actor.memberEmail;
+  // The actor is checked in the words of its way in (audited), before the store checks it again as it writes.
+  return audited(ctx, actor, 'key.create', (issued) => issued.id, (tx) =>
+    createApiKey(tx, { workspaceId: actor.workspaceId, memberEmail, scopes: input.scopes, name: input.name, expiresAt, allowedIps }),
+  );
 }
 
 export interface UpdateKeyInput extends KeyPolicyInput {
@@ -74,29 +74,26 @@ export async function updateKey(ctx: IntegrationContext, actor: Actor, id: strin
     expiresAt: input.neverExpires ? null : input.expiresIn !== undefined || input.expiresAt !== undefined ? expiryOf(input, Date.now(), labels) : undefined,
     allowedIps: allowListOf(actor, input.allowedIps),
   };
-  await authorize(ctx.db, actor);
-  await assertInWorkspace(ctx.db, 'key', id, actor.workspaceId);
-  const updated = await updateApiKey(ctx.db, id, changes);
-  await recordAudit(ctx.db, actor, 'key.update', id);
-  return updated;
+  return audited(ctx, actor, 'key.update', id, async (tx) => {
+    await assertInWorkspace(tx, 'key', id, actor.workspaceId);
+    return updateApiKey(tx, id, changes);
+  });
 }
 
 /** A new key in place of one, with its name, scopes, allow list and lifetime; the old one is refused at once. */
 export async function rotateKey(ctx: IntegrationContext, actor: Actor, id: string): Promise<{ id: string; key: string; expiresAt: string | null }> {
-  await authorize(ctx.db, actor);
-  await assertInWorkspace(ctx.db, 'key', id, actor.workspaceId);
-  const rotated = await rotateApiKey(ctx.db, id);
-  await recordAudit(ctx.db, actor, 'key.rotate', id);
-  return rotated;
+  return audited(ctx, actor, 'key.rotate', id, async (tx) => {
+    await assertInWorkspace(tx, 'key', id, actor.workspaceId);
+    return rotateApiKeyIn(tx, id);
+  });
 }
 
 /** Revokes a key: every instance refuses it within a second (docs/contract-rules.md, auth.revocation). */
 export async function revokeKey(ctx: IntegrationContext, actor: Actor, id: string): Promise<{ id: string; state: ApiKeyState }> {
-  await authorize(ctx.db, actor);
-  await assertInWorkspace(ctx.db, 'key', id, actor.workspaceId);
-  const revoked = await revokeApiKey(ctx.db, id);
-  await recordAudit(ctx.db, actor, 'key.revoke', id);
-  return revoked;
+  return audited(ctx, actor, 'key.revoke', id, async (tx) => {
+    await assertInWorkspace(tx, 'key', id, actor.workspaceId);
+    return revokeApiKey(tx, id);
+  });
 }
 
 /** The workspace's keys, no secrets: state, expiry, allow list, last use. */

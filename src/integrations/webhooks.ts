@@ -23,6 +23,7 @@ import { parseTargetUrl } from '../webhooks/target-guard.ts';
 import { recordTestEvent } from '../webhooks/test-event-store.ts';
 import { authorize, labelsOf, type Actor } from './actor.ts';
 import { recordAudit } from './audit-store.ts';
+import { audited } from './audited.ts';
 import type { IntegrationContext } from './context.ts';
 import { overlapOf, pastTime } from './inputs.ts';
 import { assertInWorkspace } from './target-store.ts';
@@ -39,20 +40,20 @@ export async function addEndpoint(ctx: IntegrationContext, actor: Actor, input: 
   if (actor.memberEmail === null) throw new InputError('An endpoint is registered on behalf of an owner or admin: name them');
   const labels = labelsOf(actor);
   const events = input.events === undefined ? DEFAULT_EVENT_TYPES : parseEventTypes(labels.events, input.events);
-  // Checked here, in the words of the actor's way in, before the store checks it again as it writes.
-  await authorize(ctx.db, actor);
+  const memberEmail = actor.memberEmail;
   const box = await ctx.secretBox();
-  const issued = await addEndpointRow(ctx.db, box, {
-    workspaceId: actor.workspaceId,
-    memberEmail: actor.memberEmail,
-    url: input.url,
-    urlLabel: labels.url,
-    participants: input.participants ?? false,
-    allowPrivateTargets: ctx.config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
-    events,
-  });
-  await recordAudit(ctx.db, actor, 'webhook.add', issued.id);
-  return issued;
+  // The actor is checked in the words of its way in (audited), before the store checks it again as it writes.
+  return audited(ctx, actor, 'webhook.add', (issued) => issued.id, (tx) =>
+    addEndpointRow(tx, box, {
+      workspaceId: actor.workspaceId,
+      memberEmail,
+      url: input.url,
+      urlLabel: labels.url,
+      participants: input.participants ?? false,
+      allowPrivateTargets: ctx.config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      events,
+    }),
+  );
 }
 
 /** The workspace's endpoints (no secrets), with their health. */
@@ -79,31 +80,29 @@ export async function updateEndpoint(ctx: IntegrationContext, actor: Actor, id: 
   if (input.url === undefined && input.events === undefined) throw new InputError(`Give ${labels.url} or ${labels.events}`);
   const url = input.url === undefined ? undefined : parseTargetUrl(input.url, ctx.config.WEBHOOK_ALLOW_PRIVATE_TARGETS, labels.url);
   const events = input.events === undefined ? undefined : parseEventTypes(labels.events, input.events);
-  await authorize(ctx.db, actor);
-  await assertInWorkspace(ctx.db, 'endpoint', id, actor.workspaceId);
-  const changed: { id: string; url?: string; events?: EventType[] } = { id };
-  if (url) changed.url = (await setEndpointUrl(ctx.db, id, url)).url;
-  if (events) changed.events = (await setEventTypes(ctx.db, id, events)).events;
-  await recordAudit(ctx.db, actor, 'webhook.update', id);
-  return changed;
+  return audited(ctx, actor, 'webhook.update', id, async (tx) => {
+    await assertInWorkspace(tx, 'endpoint', id, actor.workspaceId);
+    const changed: { id: string; url?: string; events?: EventType[] } = { id };
+    if (url) changed.url = (await setEndpointUrl(tx, id, url)).url;
+    if (events) changed.events = (await setEventTypes(tx, id, events)).events;
+    return changed;
+  });
 }
 
 /** Removes an endpoint: no new events, pending deliveries stop. */
 export async function removeEndpoint(ctx: IntegrationContext, actor: Actor, id: string): Promise<{ id: string; state: 'removed' }> {
-  await authorize(ctx.db, actor);
-  await assertInWorkspace(ctx.db, 'endpoint', id, actor.workspaceId);
-  const removed = await removeEndpointRow(ctx.db, id);
-  await recordAudit(ctx.db, actor, 'webhook.remove', id);
-  return removed;
+  return audited(ctx, actor, 'webhook.remove', id, async (tx) => {
+    await assertInWorkspace(tx, 'endpoint', id, actor.workspaceId);
+    return removeEndpointRow(tx, id);
+  });
 }
 
 /** Turns a disabled endpoint back on; its pending deliveries resume. */
 export async function enableEndpoint(ctx: IntegrationContext, actor: Actor, id: string): Promise<{ id: string; state: 'active'; resumed: number }> {
-  await authorize(ctx.db, actor);
-  await assertInWorkspace(ctx.db, 'endpoint', id, actor.workspaceId);
-  const enabled = await enableEndpointRow(ctx.db, id);
-  await recordAudit(ctx.db, actor, 'webhook.enable', id);
-  return enabled;
+  return audited(ctx, actor, 'webhook.enable', id, async (tx) => {
+    await assertInWorkspace(tx, 'endpoint', id, actor.workspaceId);
+    return enableEndpointRow(tx, id);
+  });
 }
 
 export type TestEventResult = Omit<ManualResult, 'deliveryId' | 'disabled'> & {
@@ -152,19 +151,18 @@ export async function resendDelivery(ctx: IntegrationContext, actor: Actor, endp
 /** Sends again, as new series of attempts, the failed deliveries of events recorded since a time. */
 export async function recoverEndpoint(ctx: IntegrationContext, actor: Actor, id: string, since: string): Promise<RecoveryResult> {
   const from = pastTime(labelsOf(actor).since, since);
-  await authorize(ctx.db, actor);
-  await assertInWorkspace(ctx.db, 'endpoint', id, actor.workspaceId);
-  const recovered = await recoverDeliveries(ctx.db, id, from);
-  await recordAudit(ctx.db, actor, 'webhook.recover', id);
-  return recovered;
+  return audited(ctx, actor, 'webhook.recover', id, async (tx) => {
+    await assertInWorkspace(tx, 'endpoint', id, actor.workspaceId);
+    return recoverDeliveries(tx, id, from);
+  });
 }
 
 /** A new signing secret, in the answer only now; the old one signs too for `overlap` (24h unless given). */
 export async function rotateSigningSecret(ctx: IntegrationContext, actor: Actor, id: string, overlap = '24h'): Promise<RotatedSecret> {
   const overlapMs = overlapOf(labelsOf(actor).overlap, overlap);
-  await authorize(ctx.db, actor);
-  await assertInWorkspace(ctx.db, 'endpoint', id, actor.workspaceId);
-  const rotated = await rotateSecret(ctx.db, await ctx.secretBox(), id, overlapMs);
-  await recordAudit(ctx.db, actor, 'webhook.rotate-secret', id);
-  return rotated;
+  const box = await ctx.secretBox();
+  return audited(ctx, actor, 'webhook.rotate-secret', id, async (tx) => {
+    await assertInWorkspace(tx, 'endpoint', id, actor.workspaceId);
+    return rotateSecret(tx, box, id, overlapMs);
+  });
 }
