@@ -79,7 +79,7 @@ describeOnEachDatabase('the integrations audit on %s', (target) => {
     await db?.close();
   });
 
-  it('every mutation runs its operation and records one audit entry: the member, the operation, its target, the time and source graphql; the reads see what they did', async () => {
+  it('auth.integrations-audit: every mutation runs its operation and records one audit entry: the member, the operation, its target, the time and source graphql; the reads see what they did', async () => {
     const since = new Date().toISOString();
     const key = (await run('CreateKey', {})) as { id: string; key: string };
     expect((await api.call('/api/public/v1/courses', { key: key.key })).status).toBe(200);
@@ -140,7 +140,7 @@ describeOnEachDatabase('the integrations audit on %s', (target) => {
     expect((read.body.data!.integrations as { audit: Entry[] }).audit).toEqual(expected);
   });
 
-  it('the CLI records the same entries, source cli, with the member --member names, or none for the operator; audit list prints them and refuses a bad --since', async () => {
+  it('auth.integrations-audit: the CLI records the same entries, source cli, with the member --member names, or none for the operator; audit list prints them and refuses a bad --since', async () => {
     const since = new Date().toISOString();
     const issued = await cli().json<{ id: string }>('key', 'create', '--workspace', ws.workspaceId, '--member', OWNER_EMAIL, '--scopes', 'courses:read');
     await cli().json('key', 'update', '--id', issued.id, '--member', ADMIN, '--name', 'by the CLI');
@@ -185,7 +185,7 @@ describeOnEachDatabase('the integrations audit on %s', (target) => {
     expect((await audit(new Date(Date.now() + 60_000).toISOString())).length).toBe(0);
   });
 
-  it('a member who may not act is refused before anything runs, in GraphQL as at the CLI, and no entry is recorded', async () => {
+  it('auth.integrations-audit: a member who may not act is refused before anything runs, in GraphQL as at the CLI, and no entry is recorded', async () => {
     const before = (await audit('2000-01-01T00:00:00Z')).length;
     const answer = await postGraphQL(api.server.internalUrl!, token, { query: MUTATIONS, operationName: 'CreateFeed', variables: { w: ws.workspaceId, m: 'member@seed.example' } });
     expect((answer.body as GraphQLResponse).errors!.map((error) => error.extensions?.code)).toEqual(['FORBIDDEN']);
