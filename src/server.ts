@@ -23,12 +23,13 @@ import { integrationContext } from './integrations/context.ts';
 import { withIntegrations } from './integrations/graphql-schema.ts';
 import { closeServer, createListener, listen, urlOf } from './listeners.ts';
 import { createRedactor, type Logger } from './logger.ts';
+import { ApiError } from './errors.ts';
 import { packagePath } from './package-root.ts';
 import { Metrics } from './observability/metrics.ts';
 import { FailureGuard } from './rate-limit/failure-guard.ts';
 import { createRateLimiters, type RateLimiters } from './rate-limit/limiters.ts';
 import { bindUnboundSecrets } from './webhooks/reseal-store.ts';
-import { requireSecretBox, resolveSecretBox } from './webhooks/secret-box.ts';
+import { resolveSecretBox } from './webhooks/secret-box.ts';
 
 export const OPENAPI_PATH = packagePath('openapi', 'public-v1.yaml');
 
@@ -247,7 +248,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           db: internalDb,
           config,
           logger,
-          secretBox: async () => box ?? requireSecretBox(config, { embeddedDataDir: ownsDb && db.kind === 'embedded' }),
+          // The service's configuration, not the client's input: answered as the service's own unavailability.
+          secretBox: async () => {
+            if (box) return box;
+            throw new ApiError('service_unavailable', 'Webhook endpoints cannot be managed here: WEBHOOK_SECRET_KEY is not set on the service.');
+          },
           trustedCertificates: options.trustedCertificates,
           registry,
           bookingOperation: operations.webhookBooking,

@@ -191,4 +191,21 @@ describeOnEachDatabase('the integrations audit on %s', (target) => {
     expect((answer.body as GraphQLResponse).errors!.map((error) => error.extensions?.code)).toEqual(['FORBIDDEN']);
     expect((await audit('2000-01-01T00:00:00Z')).length).toBe(before);
   });
+
+  it('updateWebhookEndpoint moves an endpoint to another https address, refusing one the CLI would refuse in the same words', async () => {
+    const endpoint = (await run('AddEndpoint', { url: receiver.url })) as { id: string };
+    const UPDATE_URL = `mutation UpdateUrl($w: ID!, $m: String!, $id: ID!, $url: String!) { updateWebhookEndpoint(workspaceId: $w, member: $m, id: $id, input: { url: $url }) { id url events } }`;
+    const send = (url: string) => postGraphQL(api.server.internalUrl!, token, { query: UPDATE_URL, variables: { w: ws.workspaceId, m: OWNER_EMAIL, id: endpoint.id, url } });
+    const refused = await send('http://receiver.example/hooks');
+    expect(refused.body.errors).toEqual([
+      { message: 'url must use https:// (got http://); plain http is never allowed', path: ['updateWebhookEndpoint'], extensions: { code: 'BAD_USER_INPUT', field: 'url' } },
+    ]);
+    const atCli = await cli().run('webhook', 'add', '--workspace', ws.workspaceId, '--member', OWNER_EMAIL, '--url', 'http://receiver.example/hooks');
+    expect(atCli.stderr).toBe('error: --url must use https:// (got http://); plain http is never allowed\n');
+    const moved = await send(`${receiver.url}?moved=1`);
+    expect(moved.body.data!.updateWebhookEndpoint).toEqual({ id: endpoint.id, url: `${receiver.url}?moved=1`, events: null });
+    const listed = await cli().json<Array<{ id: string; url: string }>>('webhook', 'list', '--workspace', ws.workspaceId, '--member', ADMIN);
+    expect(listed.find((entry) => entry.id === endpoint.id)!.url).toBe(`${receiver.url}?moved=1`);
+    await run('RemoveEndpoint', { id: endpoint.id });
+  });
 });

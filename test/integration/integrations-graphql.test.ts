@@ -159,6 +159,12 @@ describeOnEachDatabase('integrations on internal GraphQL on %s', (target) => {
     const elsewhere = await post(tokens.granted, REVOKE_KEY, { workspaceId: a.workspaceId, member: OWNER_EMAIL, id: (await db.query<{ id: string }>('SELECT id FROM api_keys WHERE workspace_id = $1 LIMIT 1', [b.workspaceId])).rows[0]!.id });
     expect(codes(elsewhere.body)).toEqual(['BAD_USER_INPUT']);
     expect(elsewhere.body.errors![0]!.message).toMatch(/^No API key with id "key_/);
+    // A service without WEBHOOK_SECRET_KEY cannot seal a secret: its own state, not the client's input.
+    const ADD = `mutation Add($workspaceId: ID!, $member: String!) { addWebhookEndpoint(workspaceId: $workspaceId, member: $member, input: { url: "https://receiver.example/hooks" }) { id } }`;
+    const unsealed = await post(tokens.granted, ADD, { workspaceId: a.workspaceId, member: OWNER_EMAIL });
+    expect(unsealed.body.errors).toEqual([
+      { message: 'Webhook endpoints cannot be managed here: WEBHOOK_SECRET_KEY is not set on the service.', path: ['addWebhookEndpoint'], extensions: { code: 'service_unavailable' } },
+    ]);
   });
 
   it('auth.revocation: a key revoked or fenced by an allow list through a mutation is refused at once; an honest key and an address inside the list are served', async () => {
