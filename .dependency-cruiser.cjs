@@ -5,7 +5,7 @@
  *   src/main.ts, src/server.ts, src/listeners.ts,    composition root
  *   src/build-embedded-template.ts
  *   rest/, src/cli/, src/internal-api/              ways in
- *   src/{auth,calendar,webhooks,workspaces,…}/      features and their stores (the answer cache among them)
+ *   src/{auth,calendar,webhooks,workspaces,integrations,…}/  features and their stores (the answer cache among them)
  *   src/graphql/                                    schema, fixed operations, in-process execution
  *   src/loaders/                                    per-request DataLoaders
  *   src/sql/                                        SQL generated from the resource model
@@ -16,7 +16,7 @@
  * bench/ stands beside the service: it may import any of it, and nothing of the service imports it.
  */
 const GROUND = '^src/(config|errors|flights|http-answers|input-error|logger|package-root)\\.ts$|^src/contract/';
-const FEATURES = '^src/(answer-cache|auth|calendar|webhooks|workspaces|fixtures|demo|rate-limit|observability)/';
+const FEATURES = '^src/(answer-cache|auth|calendar|webhooks|workspaces|integrations|fixtures|demo|rate-limit|observability)/';
 const WAYS_IN = '^(rest/|src/cli/|src/internal-api/)';
 const ROOT = '^src/(main|server|listeners|build-embedded-template)\\.ts$';
 

@@ -10,6 +10,7 @@ import { overlay } from '../src/model/overlay.ts';
 import { deriveModel } from '../src/model/resource-model.ts';
 import { operationSources } from '../src/graphql/operations.ts';
 import { createSchema, internalSchema } from '../src/graphql/schema.ts';
+import { withIntegrations } from '../src/integrations/graphql-schema.ts';
 import { cacheSources, unwatchedReads, watchedTableList } from '../src/graphql/cache-sources.ts';
 import { dataVersionTriggers, watchedInFile } from '../src/sql/data-version-triggers.ts';
 
@@ -49,7 +50,7 @@ export async function generatedFiles(catalog: Catalog): Promise<GeneratedFile[]>
   const schema = createSchema(model);
   const sources = cacheSources(schema, model.registry);
   const triggers = dataVersionTriggers(watchedTableList(sources, model.registry));
-  const sdl = printSchema(internalSchema(schema));
+  const sdl = printSchema(withIntegrations(internalSchema(schema)));
   const types = await typedOperations(schema);
   return [
     {

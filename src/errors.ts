@@ -24,6 +24,9 @@ const internalListenerErrors = {
   payload_too_large: { status: 413, message: 'The request body is larger than this endpoint accepts.' },
   DOCUMENT_NOT_TRUSTED: { status: 403, message: 'This token runs only the documents registered for it.' },
   PERSONAL_DATA_NOT_GRANTED: { status: 403, message: 'This token has no personal-data grant.' },
+  INTEGRATIONS_NOT_GRANTED: { status: 403, message: 'This token has no integrations grant.' },
+  FORBIDDEN: { status: 403, message: 'The acting member may not do this in this workspace.' },
+  BAD_USER_INPUT: { status: 400, message: 'An argument is not valid.' },
   PERSISTED_QUERY_NOT_FOUND: { status: 404, message: 'No document is registered for this token under this id.' },
   RATE_LIMITED: { status: 429, message: "This token's cost budget is spent; retry after the seconds given in Retry-After." },
   QUERY_TIMEOUT: { status: 503, message: 'A statement of this request ran longer than the statement timeout of internal GraphQL and was cancelled.' },
@@ -52,13 +55,16 @@ export class ApiError extends Error {
   readonly status: number;
   /** Response headers that belong to this error (Allow, Retry-After, WWW-Authenticate …). */
   readonly headers: Readonly<Record<string, string>>;
+  /** The argument or input field a BAD_USER_INPUT is about, when it is about one. */
+  readonly field: string | undefined;
 
-  constructor(code: ErrorCode, message?: string, options?: { headers?: Record<string, string>; cause?: unknown }) {
+  constructor(code: ErrorCode, message?: string, options?: { headers?: Record<string, string>; cause?: unknown; field?: string | undefined }) {
     super(message ?? errorCatalogue[code].message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ApiError';
     this.code = code;
     this.status = errorCatalogue[code].status;
     this.headers = options?.headers ?? {};
+    this.field = options?.field;
   }
 
   toBody(): ErrorBody {

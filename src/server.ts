@@ -19,8 +19,11 @@ import { cacheSources } from './graphql/cache-sources.ts';
 import { PieceVersionStore } from './answer-cache/piece-version-store.ts';
 import type { InternalApp } from './internal-api/internal-app.ts';
 import { createSchema, internalSchema } from './graphql/schema.ts';
+import { integrationContext } from './integrations/context.ts';
+import { withIntegrations } from './integrations/graphql-schema.ts';
 import { closeServer, createListener, listen, urlOf } from './listeners.ts';
 import { createRedactor, type Logger } from './logger.ts';
+import { ApiError } from './errors.ts';
 import { packagePath } from './package-root.ts';
 import { Metrics } from './observability/metrics.ts';
 import { FailureGuard } from './rate-limit/failure-guard.ts';
@@ -229,7 +232,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       // (a newcomer's) the time to load them and serve nothing.
       const { createInternalApp } = await import('./internal-api/internal-app.ts');
       const internal: InternalApp = await createInternalApp({
-        schema: internalSchema(schema),
+        schema: withIntegrations(internalSchema(schema)),
         registry,
         db: internalDb,
         primary: db,
@@ -241,6 +244,19 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         rateLimiters,
         defaultCostPerMinute: config.INTERNAL_COST_PER_MINUTE,
         statementTimeoutMs: config.INTERNAL_STATEMENT_TIMEOUT_MS,
+        integrations: integrationContext({
+          db: internalDb,
+          config,
+          logger,
+          // The service's configuration, not the client's input: answered as the service's own unavailability.
+          secretBox: async () => {
+            if (box) return box;
+            throw new ApiError('service_unavailable', 'Webhook endpoints cannot be managed here: WEBHOOK_SECRET_KEY is not set on the service.');
+          },
+          trustedCertificates: options.trustedCertificates,
+          registry,
+          bookingOperation: operations.webhookBooking,
+        }),
       });
       const internalServer = createListener(config, internal.app);
       const internalAddress = await listen(internalServer, config.INTERNAL_PORT, config.INTERNAL_HOST, { port: 'INTERNAL_PORT', host: 'INTERNAL_HOST' });
@@ -259,7 +275,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       internalUrl,
       authenticator,
       keyActivity,
-      schema: internalSchema(schema),
+      schema: withIntegrations(internalSchema(schema)),
       drain() {
         lifecycle.draining = true;
       },

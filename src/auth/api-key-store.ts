@@ -7,6 +7,9 @@ import { parseScopes, type Scope } from './scopes.ts';
 import { readIssuerTag } from './issuer-key-store.ts';
 import { generateApiKey, sha256 } from './secret-format.ts';
 
+/** The refusal of an id no key has (or none of the workspace acted on). */
+export const noApiKey = (id: string) => new InputError(`No API key with id ${JSON.stringify(id)}`, { field: 'id' });
+
 export type ApiKeyState = 'active' | 'expired' | 'revoked' | 'rotated';
 
 export interface ApiKeySummary {
@@ -52,14 +55,13 @@ function parseScopesOrThrow(scopes: string | readonly string[]): Scope[] {
   try {
     return parseScopes(scopes);
   } catch (error) {
-    throw new InputError((error as Error).message);
+    throw new InputError((error as Error).message, { field: 'scopes' });
   }
 }
 
 export async function createApiKey(db: Queryable, input: CreateApiKeyInput): Promise<IssuedApiKey> {
   const scopes = parseScopesOrThrow(input.scopes);
-  const name = input.name?.trim() || `API key ${new Date().toISOString().slice(0, 10)}`;
-  if (name.length > 200) throw new InputError('The key name is longer than 200 characters');
+  const name = keyName(input.name);
   const memberId = await requireManager(db, input.workspaceId, input.memberEmail);
   const key = generateApiKey(await readIssuerTag(db));
   const inserted = await db.query<{ id: string; expires_at: Date | null; allowed_ips: string[] | null }>(
@@ -110,20 +112,56 @@ export async function listApiKeys(db: Queryable, workspaceId: string): Promise<A
 /** Refuses an id no key has, naming it. */
 export async function assertApiKeyExists(db: Queryable, id: string): Promise<void> {
   const found = await db.query('SELECT 1 FROM api_keys WHERE id = $1', [id]);
-  if (found.rowCount === 0) throw new InputError(`No API key with id ${JSON.stringify(id)}`);
+  if (found.rowCount === 0) throw noApiKey(id);
 }
 
-/** Replaces a key's allow list (canonical CIDR ranges), or removes it (null: any address). Every instance applies it within the key cache's time. */
-export async function setAllowedIps(db: Queryable, id: string, allowedIps: readonly string[] | null): Promise<{ id: string; allowedIps: string[] | null }> {
-  const updated = await db.query<{ revoked: boolean; allowed_ips: string[] | null }>(
-    `UPDATE api_keys SET allowed_ips = CASE WHEN revoked_at IS NULL THEN $2::cidr[] ELSE allowed_ips END WHERE id = $1
-     RETURNING revoked_at IS NOT NULL AS revoked, allowed_ips`,
-    [id, allowedIps],
+/** What `updateApiKey` may change; only what is given changes. */
+export interface ApiKeyChanges {
+  name?: string | undefined;
+  scopes?: string | readonly string[] | undefined;
+  /** When it stops working; null: never. */
+  expiresAt?: Date | null | undefined;
+  /** Canonical CIDR ranges (key-policy.ts); null: any address. */
+  allowedIps?: readonly string[] | null | undefined;
+}
+
+export interface UpdatedApiKey {
+  id: string;
+  name: string;
+  scopes: Scope[];
+  expiresAt: string | null;
+  allowedIps: string[] | null;
+}
+
+/** A key's name as given, or a dated default; refused past 200 characters. */
+export function keyName(given: string | undefined, label = 'The key name'): string {
+  const name = given?.trim() || `API key ${new Date().toISOString().slice(0, 10)}`;
+  if (name.length > 200) throw new InputError(`${label} is longer than 200 characters`, { field: label });
+  return name;
+}
+
+/**
+ * Changes a key's name, scopes, expiry or allow list; a revoked or rotated key is refused. Every
+ * instance applies a change within the key cache's time (docs/contract-rules.md, auth.revocation),
+ * as it applies a revocation.
+ */
+export async function updateApiKey(db: Queryable, id: string, changes: ApiKeyChanges): Promise<UpdatedApiKey> {
+  const scopes = changes.scopes === undefined ? null : parseScopesOrThrow(changes.scopes);
+  const name = changes.name === undefined ? null : keyName(changes.name);
+  const updated = await db.query<{ revoked: boolean; name: string; scopes: Scope[]; expires_at: Date | null; allowed_ips: string[] | null }>(
+    `UPDATE api_keys SET
+        name = CASE WHEN revoked_at IS NULL THEN coalesce($2, name) ELSE name END,
+        scopes = CASE WHEN revoked_at IS NULL THEN coalesce($3, scopes) ELSE scopes END,
+        expires_at = CASE WHEN revoked_at IS NULL AND $4 THEN $5::timestamptz ELSE expires_at END,
+        allowed_ips = CASE WHEN revoked_at IS NULL AND $6 THEN $7::cidr[] ELSE allowed_ips END
+      WHERE id = $1
+     RETURNING revoked_at IS NOT NULL AS revoked, name, scopes, expires_at, allowed_ips`,
+    [id, name, scopes, changes.expiresAt !== undefined, changes.expiresAt ?? null, changes.allowedIps !== undefined, changes.allowedIps ?? null],
   );
   const row = updated.rows[0];
-  if (!row) throw new InputError(`No API key with id ${JSON.stringify(id)}`);
-  if (row.revoked) throw new InputError(`API key ${id} is revoked or rotated; its allow list no longer matters`);
-  return { id, allowedIps: row.allowed_ips };
+  if (!row) throw noApiKey(id);
+  if (row.revoked) throw new InputError(`API key ${id} is revoked or rotated; it no longer changes`);
+  return { id, name: row.name, scopes: row.scopes, expiresAt: row.expires_at?.toISOString() ?? null, allowedIps: row.allowed_ips };
 }
 
 export async function revokeApiKey(db: Queryable, id: string): Promise<{ id: string; state: ApiKeyState }> {
@@ -131,7 +169,7 @@ export async function revokeApiKey(db: Queryable, id: string): Promise<{ id: str
     'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id',
     [id],
   );
-  if (updated.rowCount === 0) throw new InputError(`No API key with id ${JSON.stringify(id)}`);
+  if (updated.rowCount === 0) throw noApiKey(id);
   return { id, state: 'revoked' };
 }
 
@@ -141,23 +179,26 @@ export async function revokeApiKey(db: Queryable, id: string): Promise<{ id: str
  * may be rotated (its replacement gets a fresh lifetime), a revoked or rotated one not.
  */
 export async function rotateApiKey(db: Database, id: string): Promise<{ id: string; key: string; expiresAt: string | null }> {
-  return db.transaction(async (tx) => {
-    const found = await tx.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE id = $1 FOR UPDATE', [id]);
-    const old = found.rows[0];
-    if (!old) throw new InputError(`No API key with id ${JSON.stringify(id)}`);
-    if (old.revoked_at) throw new InputError(`API key ${id} is already revoked or rotated`);
-    const key = generateApiKey(await readIssuerTag(tx));
-    const inserted = await tx.query<{ id: string; expires_at: Date | null }>(
-      `INSERT INTO api_keys (workspace_id, name, scopes, key_hash, last4, created_by, tagged, allowed_ips, expires_at)
-       SELECT workspace_id, name, scopes, $2, $3, created_by, true, allowed_ips, now() + (expires_at - created_at)
-         FROM api_keys WHERE id = $1
-       RETURNING id, expires_at`,
-      [id, sha256(key), key.slice(-4)],
-    );
-    const { id: newId, expires_at: expiresAt } = inserted.rows[0]!;
-    await tx.query('UPDATE api_keys SET revoked_at = now(), replaced_by = $2 WHERE id = $1', [id, newId]);
-    return { id: newId, key, expiresAt: expiresAt?.toISOString() ?? null };
-  });
+  return db.transaction((tx) => rotateApiKeyIn(tx, id));
+}
+
+/** `rotateApiKey` in the caller's transaction. */
+export async function rotateApiKeyIn(tx: Queryable, id: string): Promise<{ id: string; key: string; expiresAt: string | null }> {
+  const found = await tx.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE id = $1 FOR UPDATE', [id]);
+  const old = found.rows[0];
+  if (!old) throw noApiKey(id);
+  if (old.revoked_at) throw new InputError(`API key ${id} is already revoked or rotated`);
+  const key = generateApiKey(await readIssuerTag(tx));
+  const inserted = await tx.query<{ id: string; expires_at: Date | null }>(
+    `INSERT INTO api_keys (workspace_id, name, scopes, key_hash, last4, created_by, tagged, allowed_ips, expires_at)
+     SELECT workspace_id, name, scopes, $2, $3, created_by, true, allowed_ips, now() + (expires_at - created_at)
+       FROM api_keys WHERE id = $1
+     RETURNING id, expires_at`,
+    [id, sha256(key), key.slice(-4)],
+  );
+  const { id: newId, expires_at: expiresAt } = inserted.rows[0]!;
+  await tx.query('UPDATE api_keys SET revoked_at = now(), replaced_by = $2 WHERE id = $1', [id, newId]);
+  return { id: newId, key, expiresAt: expiresAt?.toISOString() ?? null };
 }
 
 export interface ActiveApiKey {

@@ -47,6 +47,8 @@ export interface IssuedInternalToken {
   costPerMinute: number | null;
   /** Whether it reads personal data (the personal-data grant). */
   personalData: boolean;
+  /** Whether it manages integrations on behalf of owners and admins (the integrations grant). */
+  integrations: boolean;
 }
 
 export interface InternalTokenSummary {
@@ -57,6 +59,7 @@ export interface InternalTokenSummary {
   documents: DocumentMode;
   costPerMinute: number | null;
   personalData: boolean;
+  integrations: boolean;
   createdAt: string;
   state: 'active' | 'revoked';
 }
@@ -72,6 +75,8 @@ export interface InternalPrincipal {
   costPerMinute: number | null;
   /** Whether it may read personal data (docs/internal-graphql.md, Personal data). */
   personalData: boolean;
+  /** Whether it may manage integrations (docs/internal-graphql.md, Integrations). */
+  integrations: boolean;
 }
 
 /** Comma-separated workspace ids → the distinct ids, refusing blanks. */
@@ -90,6 +95,8 @@ export async function createInternalToken(
     costPerMinute?: number | null | undefined;
     /** The personal-data grant; off unless given. */
     personalData?: boolean | undefined;
+    /** The integrations grant; off unless given. */
+    integrations?: boolean | undefined;
   },
 ): Promise<IssuedInternalToken> {
   const name = input.name.trim();
@@ -107,12 +114,13 @@ export async function createInternalToken(
   const documents = input.documents ?? 'any';
   const costPerMinute = input.costPerMinute ?? null;
   const personalData = input.personalData ?? false;
+  const integrations = input.integrations ?? false;
   try {
     const inserted = await db.query<{ id: string }>(
-      'INSERT INTO internal_tokens (name, token_hash, last4, workspaces, documents, cost_per_minute, personal_data) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id',
-      [name, sha256(token), token.slice(-4), workspaces, documents, costPerMinute, personalData],
+      'INSERT INTO internal_tokens (name, token_hash, last4, workspaces, documents, cost_per_minute, personal_data, integrations) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id',
+      [name, sha256(token), token.slice(-4), workspaces, documents, costPerMinute, personalData, integrations],
     );
-    return { id: inserted.rows[0]!.id, name, token, workspaces, documents, costPerMinute, personalData };
+    return { id: inserted.rows[0]!.id, name, token, workspaces, documents, costPerMinute, personalData, integrations };
   } catch (error) {
     if ((error as { constraint?: string }).constraint === 'internal_tokens_active_name') {
       throw new InputError(`An active internal token is already named ${JSON.stringify(name)}; revoke it first or choose another name`);
@@ -130,9 +138,10 @@ export async function listInternalTokens(db: Queryable): Promise<InternalTokenSu
     documents: DocumentMode;
     cost_per_minute: number | null;
     personal_data: boolean;
+    integrations: boolean;
     created_at: Date;
     revoked_at: Date | null;
-  }>('SELECT id, name, last4, workspaces, documents, cost_per_minute, personal_data, created_at, revoked_at FROM internal_tokens ORDER BY created_at, id');
+  }>('SELECT id, name, last4, workspaces, documents, cost_per_minute, personal_data, integrations, created_at, revoked_at FROM internal_tokens ORDER BY created_at, id');
   return found.rows.map((row) => ({
     id: row.id,
     name: row.name,
@@ -141,6 +150,7 @@ export async function listInternalTokens(db: Queryable): Promise<InternalTokenSu
     documents: row.documents,
     costPerMinute: row.cost_per_minute,
     personalData: row.personal_data,
+    integrations: row.integrations,
     createdAt: row.created_at.toISOString(),
     state: row.revoked_at ? 'revoked' : 'active',
   }));
@@ -171,28 +181,30 @@ export async function revokeInternalToken(db: Queryable, by: { id: string } | { 
 export async function updateInternalToken(
   db: Queryable,
   name: string,
-  changes: { documents?: DocumentMode | undefined; costPerMinute?: number | null | undefined; personalData?: boolean | undefined },
-): Promise<{ id: string; name: string; documents: DocumentMode; costPerMinute: number | null; personalData: boolean }> {
-  if (changes.documents === undefined && changes.costPerMinute === undefined && changes.personalData === undefined) {
-    throw new InputError('Give --documents, --cost-per-minute, --personal-data or --no-personal-data');
+  changes: { documents?: DocumentMode | undefined; costPerMinute?: number | null | undefined; personalData?: boolean | undefined; integrations?: boolean | undefined },
+): Promise<{ id: string; name: string; documents: DocumentMode; costPerMinute: number | null; personalData: boolean; integrations: boolean }> {
+  if (changes.documents === undefined && changes.costPerMinute === undefined && changes.personalData === undefined && changes.integrations === undefined) {
+    throw new InputError('Give --documents, --cost-per-minute, --personal-data, --no-personal-data, --integrations or --no-integrations');
   }
-  const updated = await db.query<{ id: string; name: string; documents: DocumentMode; cost_per_minute: number | null; personal_data: boolean }>(
+  const updated = await db.query<{ id: string; name: string; documents: DocumentMode; cost_per_minute: number | null; personal_data: boolean; integrations: boolean }>(
     `UPDATE internal_tokens SET documents = coalesce($2, documents), cost_per_minute = CASE WHEN $3 THEN $4::integer ELSE cost_per_minute END,
-        personal_data = coalesce($5, personal_data)
-      WHERE name = $1 AND revoked_at IS NULL RETURNING id, name, documents, cost_per_minute, personal_data`,
-    [name, changes.documents ?? null, changes.costPerMinute !== undefined, changes.costPerMinute ?? null, changes.personalData ?? null],
+        personal_data = coalesce($5, personal_data), integrations = coalesce($6, integrations)
+      WHERE name = $1 AND revoked_at IS NULL RETURNING id, name, documents, cost_per_minute, personal_data, integrations`,
+    [name, changes.documents ?? null, changes.costPerMinute !== undefined, changes.costPerMinute ?? null, changes.personalData ?? null, changes.integrations ?? null],
   );
   const row = updated.rows[0];
   if (!row) throw new InputError(`No active internal token named ${JSON.stringify(name)}`);
-  return { id: row.id, name: row.name, documents: row.documents, costPerMinute: row.cost_per_minute, personalData: row.personal_data };
+  return { id: row.id, name: row.name, documents: row.documents, costPerMinute: row.cost_per_minute, personalData: row.personal_data, integrations: row.integrations };
 }
 
 /** The active token with this hash, or null. Not cached: a revoked token is refused at once. */
 export async function findActiveInternalToken(db: Queryable, tokenHash: Buffer): Promise<InternalPrincipal | null> {
-  const found = await db.query<{ id: string; name: string; workspaces: string[] | null; documents: DocumentMode; cost_per_minute: number | null; personal_data: boolean }>(
-    'SELECT id, name, workspaces, documents, cost_per_minute, personal_data FROM internal_tokens WHERE token_hash = $1 AND revoked_at IS NULL',
+  const found = await db.query<{ id: string; name: string; workspaces: string[] | null; documents: DocumentMode; cost_per_minute: number | null; personal_data: boolean; integrations: boolean }>(
+    'SELECT id, name, workspaces, documents, cost_per_minute, personal_data, integrations FROM internal_tokens WHERE token_hash = $1 AND revoked_at IS NULL',
     [tokenHash],
   );
   const row = found.rows[0];
-  return row ? { id: row.id, name: row.name, workspaces: row.workspaces, documents: row.documents, costPerMinute: row.cost_per_minute, personalData: row.personal_data } : null;
+  return row
+    ? { id: row.id, name: row.name, workspaces: row.workspaces, documents: row.documents, costPerMinute: row.cost_per_minute, personalData: row.personal_data, integrations: row.integrations }
+    : null;
 }

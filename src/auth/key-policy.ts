@@ -18,10 +18,10 @@ const LONGEST_MS = 3650 * UNIT_MS.d;
 export function parseDuration(label: string, text: string): number {
   const match = /^\s*(\d{1,7})\s*([mhdw])\s*$/.exec(text);
   if (!match) {
-    throw new InputError(`${label} ${JSON.stringify(text)} is not a duration: give a whole number and a unit, m (minutes), h (hours), d (days) or w (weeks), e.g. 30d or 12h`);
+    throw new InputError(`${label} ${JSON.stringify(text)} is not a duration: give a whole number and a unit, m (minutes), h (hours), d (days) or w (weeks), e.g. 30d or 12h`, { field: label });
   }
   const ms = Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
-  if (ms < SHORTEST_MS || ms > LONGEST_MS) throw new InputError(`${label} ${JSON.stringify(text)} is out of range: at least 1m, at most 3650d`);
+  if (ms < SHORTEST_MS || ms > LONGEST_MS) throw new InputError(`${label} ${JSON.stringify(text)} is out of range: at least 1m, at most 3650d`, { field: label });
   return ms;
 }
 
@@ -31,19 +31,30 @@ const isoInstant = z.iso.datetime({ offset: true });
 export function parseInstant(label: string, text: string): Date {
   const trimmed = text.trim();
   if (!isoInstant.safeParse(trimmed).success) {
-    throw new InputError(`${label} ${JSON.stringify(text)} is not an ISO 8601 time with a time zone, e.g. 2026-12-31T23:00:00Z or 2026-12-31T23:00:00+01:00`);
+    throw new InputError(`${label} ${JSON.stringify(text)} is not an ISO 8601 time with a time zone, e.g. 2026-12-31T23:00:00Z or 2026-12-31T23:00:00+01:00`, { field: label });
   }
   return new Date(trimmed);
 }
 
+/** How a caller names the inputs of a key's policy: the CLI's options by default, GraphQL's fields otherwise. */
+export interface PolicyLabels {
+  expiresIn: string;
+  expiresAt: string;
+  allowedIps: string;
+  /** How the caller removes an allow list, said where an empty one is refused. */
+  anyAddress: string;
+}
+
+export const CLI_POLICY_LABELS: PolicyLabels = { expiresIn: '--expires-in', expiresAt: '--expires-at', allowedIps: '--allow-ip', anyAddress: '--allow-any-ip' };
+
 /** When a key given `--expires-in` or `--expires-at` expires; refused unless it lies ahead by the shortest lifetime. */
-export function expiryOf(input: { expiresIn?: string | undefined; expiresAt?: string | undefined }, now = Date.now()): Date | null {
-  if (input.expiresIn !== undefined && input.expiresAt !== undefined) throw new InputError('Give --expires-in or --expires-at, not both');
-  if (input.expiresIn !== undefined) return new Date(now + parseDuration('--expires-in', input.expiresIn));
+export function expiryOf(input: { expiresIn?: string | undefined; expiresAt?: string | undefined }, now = Date.now(), labels: PolicyLabels = CLI_POLICY_LABELS): Date | null {
+  if (input.expiresIn !== undefined && input.expiresAt !== undefined) throw new InputError(`Give ${labels.expiresIn} or ${labels.expiresAt}, not both`, { field: labels.expiresAt });
+  if (input.expiresIn !== undefined) return new Date(now + parseDuration(labels.expiresIn, input.expiresIn));
   if (input.expiresAt === undefined) return null;
-  const at = parseInstant('--expires-at', input.expiresAt);
-  if (at.getTime() - now < SHORTEST_MS) throw new InputError(`--expires-at ${JSON.stringify(input.expiresAt)} is not at least a minute from now`);
-  if (at.getTime() - now > LONGEST_MS) throw new InputError(`--expires-at ${JSON.stringify(input.expiresAt)} is more than 3650 days from now`);
+  const at = parseInstant(labels.expiresAt, input.expiresAt);
+  if (at.getTime() - now < SHORTEST_MS) throw new InputError(`${labels.expiresAt} ${JSON.stringify(input.expiresAt)} is not at least a minute from now`, { field: labels.expiresAt });
+  if (at.getTime() - now > LONGEST_MS) throw new InputError(`${labels.expiresAt} ${JSON.stringify(input.expiresAt)} is more than 3650 days from now`, { field: labels.expiresAt });
   return at;
 }
 
@@ -85,14 +96,16 @@ function networkOf(entry: string): Network | string {
 }
 
 /**
- * An allow list as given (`203.0.113.0/24, 2001:db8::/32, 198.51.100.7`): each entry an address or
- * a CIDR range, IPv4 or IPv6, at most 100, written back in canonical form, repeats dropped. Every
- * entry that is wrong is named in one message.
+ * An allow list as given (`203.0.113.0/24, 2001:db8::/32, 198.51.100.7`, or those as a list): each
+ * entry an address or a CIDR range, IPv4 or IPv6, at most 100, written back in canonical form,
+ * repeats dropped. Every entry that is wrong is named in one message.
  */
-export function parseAllowList(text: string): string[] {
-  const entries = text.split(',').map((entry) => entry.trim());
-  if (entries.every((entry) => entry === '')) throw new InputError('--allow-ip needs at least one address or CIDR range (--allow-any-ip removes the list)');
-  if (entries.some((entry) => entry === '')) throw new InputError(`--allow-ip ${JSON.stringify(text)} has an empty entry`);
+export function parseAllowList(given: string | readonly string[], labels: PolicyLabels = CLI_POLICY_LABELS): string[] {
+  const label = labels.allowedIps;
+  const fail = (message: string) => new InputError(message, { field: label });
+  const entries = (typeof given === 'string' ? given.split(',') : [...given]).map((entry) => entry.trim());
+  if (entries.every((entry) => entry === '')) throw fail(`${label} needs at least one address or CIDR range (${labels.anyAddress} removes the list)`);
+  if (entries.some((entry) => entry === '')) throw fail(`${label} ${JSON.stringify(typeof given === 'string' ? given : given.join(','))} has an empty entry`);
   const problems: string[] = [];
   const canonical: string[] = [];
   for (const entry of entries) {
@@ -100,9 +113,9 @@ export function parseAllowList(text: string): string[] {
     if (typeof network === 'string') problems.push(network);
     else canonical.push(`${network[0].toString()}/${network[1]}`);
   }
-  if (problems.length > 0) throw new InputError(`--allow-ip: ${problems.join('; ')}`);
+  if (problems.length > 0) throw fail(`${label}: ${problems.join('; ')}`);
   const unique = [...new Set(canonical)];
-  if (unique.length > MAX_ALLOWED_NETWORKS) throw new InputError(`--allow-ip has ${unique.length} entries; at most ${MAX_ALLOWED_NETWORKS} are allowed`);
+  if (unique.length > MAX_ALLOWED_NETWORKS) throw fail(`${label} has ${unique.length} entries; at most ${MAX_ALLOWED_NETWORKS} are allowed`);
   return unique;
 }
 

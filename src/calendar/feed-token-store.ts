@@ -1,9 +1,12 @@
 import { requireManager } from '../workspaces/member-store.ts';
 import { readIssuerTag } from '../auth/issuer-key-store.ts';
 import { generateFeedToken, sha256 } from '../auth/secret-format.ts';
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import { dataVersionExpression, toDataVersion, type DataVersion } from '../answer-cache/data-version-store.ts';
 import { InputError } from '../input-error.ts';
+
+/** The refusal of an id no feed token has (or none of the workspace acted on). */
+export const noFeedToken = (id: string) => new InputError(`No feed token with id ${JSON.stringify(id)}`, { field: 'id' });
 
 export const FEED_PATH_PREFIX = '/api/calendar/v1/';
 
@@ -28,7 +31,7 @@ export function feedPath(token: string): string {
 }
 
 export async function createFeedToken(
-  db: Database,
+  db: Queryable,
   input: { workspaceId: string; memberEmail: string; name?: string | undefined },
 ): Promise<IssuedFeedToken> {
   const name = input.name?.trim() || 'Calendar feed';
@@ -56,9 +59,9 @@ export async function listFeedTokens(db: Database, workspaceId: string): Promise
   }));
 }
 
-export async function revokeFeedToken(db: Database, id: string): Promise<{ id: string; state: 'revoked' }> {
+export async function revokeFeedToken(db: Queryable, id: string): Promise<{ id: string; state: 'revoked' }> {
   const updated = await db.query('UPDATE feed_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1', [id]);
-  if (updated.rowCount === 0) throw new InputError(`No feed token with id ${JSON.stringify(id)}`);
+  if (updated.rowCount === 0) throw noFeedToken(id);
   return { id, state: 'revoked' };
 }
 

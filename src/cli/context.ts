@@ -3,6 +3,8 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { migrate } from '../db/migrate.ts';
 import { InputError } from '../input-error.ts';
+import { integrationContext, type IntegrationContext } from '../integrations/context.ts';
+import { createLogger } from '../logger.ts';
 import { requireSecretBox, type SecretBox } from '../webhooks/secret-box.ts';
 
 export interface CliIo {
@@ -32,6 +34,8 @@ export interface CliContext {
   /** The database opened without migrating it (the migrate command itself). */
   openUnmigrated(): Promise<Database>;
   secretBox(): Promise<SecretBox>;
+  /** The integration operations' context (src/integrations) over the database. */
+  integrations(): Promise<IntegrationContext>;
   /** Prints `result` as one JSON line with --json, `text` otherwise. */
   print(options: Output, result: unknown, text: string): void;
   close(): Promise<void>;
@@ -40,7 +44,7 @@ export interface CliContext {
 export function createContext(io: CliIo): CliContext {
   let db: Database | null = null;
   const open = async () => (db ??= await io.openDb());
-  return {
+  const ctx: CliContext = {
     io,
     config: io.config,
     async database() {
@@ -52,6 +56,15 @@ export function createContext(io: CliIo): CliContext {
     },
     openUnmigrated: open,
     secretBox: () => requireSecretBox(io.config, { embeddedDataDir: io.secretKeyFromDataDir ?? false }),
+    async integrations() {
+      return integrationContext({
+        db: await ctx.database(),
+        config: io.config,
+        logger: createLogger('silent'),
+        secretBox: () => ctx.secretBox(),
+        trustedCertificates: io.trustedCertificates,
+      });
+    },
     print(options, result, text) {
       io.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `${text}\n`);
     },
@@ -61,9 +74,17 @@ export function createContext(io: CliIo): CliContext {
       if (opened) await opened.close();
     },
   };
+  return ctx;
 }
 
 export const jsonOption = () => new Option('--json', 'print the result as JSON');
+
+/**
+ * `--member` on a command that changes a key, an endpoint or a feed: the owner or admin on whose
+ * behalf, checked and recorded in the audit. Without it the operator acts, as before it existed.
+ */
+export const memberOption = () =>
+  new Option('--member <email>', 'e-mail of the owner or admin on whose behalf (checked and recorded in the audit; without it the operator acts, which is deprecated)');
 
 /** A commander argument parser that refuses blank values with a clear message. */
 export function nonEmpty(label: string) {

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { isInputError } from '../input-error.ts';
 import { isEndpointDisabledError } from '../webhooks/endpoint-store.ts';
+import { registerAuditCommands } from './commands/audit.ts';
 import { registerFeedCommands } from './commands/feeds.ts';
 import { registerImportCommands } from './commands/import.ts';
 import { registerInternalTokenCommands } from './commands/internal-tokens.ts';
@@ -29,6 +30,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerFeedCommands(program, ctx);
   registerWebhookCommands(program, ctx);
   registerInternalTokenCommands(program, ctx);
+  registerAuditCommands(program, ctx);
   registerWorkerCommand(program, ctx);
   applyExitOverride(program, io);
 

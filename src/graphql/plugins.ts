@@ -10,6 +10,7 @@ import { MAX_PAGE_SIZE, parseConnectionArguments } from '../loaders/connection-a
 import { connectionList } from '../loaders/loaders.ts';
 import { listIndexOf, type ListIndex } from './connections.ts';
 import { introspectionListLengths } from './introspection-size.ts';
+import { eachSelectedField } from './selection.ts';
 import { POINT_MS, estimateWork, type WorkEstimate } from './work-estimate.ts';
 
 function isList(type: GraphQLOutputType): boolean {
@@ -76,6 +77,10 @@ export interface CostLimitOptions {
   maxCost: number;
   /** The table sizes the work estimate reads. */
   sizes: TableSizes;
+  /** Lists that are no connection but have a known bound (`Type.field` → the rows counted for them). */
+  boundedLists?: ReadonlyMap<string, number> | undefined;
+  /** Fields that read no resource of the registry and have a price of their own (`Type.field` → points), added to the work each time they are selected. */
+  fieldPoints?: ReadonlyMap<string, number> | undefined;
   /**
    * Called with the work estimate of every request within the limits, before anything runs; what
    * it throws is the request's answer (a budget that does not cover the estimate).
@@ -125,7 +130,7 @@ class PassedEstimates {
  */
 export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): ApolloServerPlugin {
   const index = listIndexOf(schema);
-  const introspection = introspectionListLengths(schema);
+  const introspection = new Map([...introspectionListLengths(schema), ...(options.boundedLists ?? [])]);
   const passed = new PassedEstimates();
   return {
     async requestDidStart() {
@@ -164,7 +169,7 @@ export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): 
           if (size > options.maxSize) {
             throw refusal(`Query size ${size} exceeds the limit of ${options.maxSize}; select fewer fields or lower "first".`);
           }
-          const work = estimateWork({ schema, registry: options.registry, index, sizes: options.sizes }, document, operation, coerced.coerced);
+          const work = withFieldPoints(schema, options.fieldPoints, document, operation, coerced.coerced, estimateWork({ schema, registry: options.registry, index, sizes: options.sizes }, document, operation, coerced.coerced));
           if (work.points > options.maxCost) {
             const named = work.reads.slice(0, 3).map((read) => `${read.what} (${read.points} points)`);
             throw refusal(
@@ -180,6 +185,28 @@ export function useCostLimit(schema: GraphQLSchema, options: CostLimitOptions): 
   };
 }
 
+/** The work of an operation with the points of the priced fields it selects added, each named as a read. */
+function withFieldPoints(
+  schema: GraphQLSchema,
+  prices: ReadonlyMap<string, number> | undefined,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+  work: WorkEstimate,
+): WorkEstimate {
+  if (!prices || prices.size === 0) return work;
+  const reads = [...work.reads];
+  let points = work.points;
+  eachSelectedField(schema, document, operation, variables, (parent, field) => {
+    const what = `${parent.name}.${field.name}`;
+    const price = prices.get(what);
+    if (price === undefined) return;
+    points += price;
+    reads.push({ what, points: price });
+  });
+  return points === work.points ? work : { points, reads: reads.sort((a, b) => b.points - a.points) };
+}
+
 const MASKED_MESSAGE = 'An unexpected error occurred.';
 
 /**
@@ -189,7 +216,7 @@ const MASKED_MESSAGE = 'An unexpected error occurred.';
 export function maskError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
   const original = unwrapResolverError(error);
   if (isApiError(original)) {
-    return { message: original.message, path: formatted.path, extensions: { code: original.code } };
+    return { message: original.message, path: formatted.path, extensions: original.field === undefined ? { code: original.code } : { code: original.code, field: original.field } };
   }
   if (isDatabaseUnavailable(original)) {
     return { message: 'The service is temporarily unavailable; retry later.', path: formatted.path, extensions: { code: 'service_unavailable' } };

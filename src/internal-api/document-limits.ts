@@ -54,7 +54,14 @@ type Limited = Required<Pick<ApolloServerOptions<BaseContext>, 'maxRecursiveSele
  *   goes to `spend` (the token's budget).
  * GraphQL Armor's field-suggestion masking stays off: internal teams read the schema anyway.
  */
-export function documentLimits(schema: GraphQLSchema, registry: ResourceRegistry, limits: DocumentLimits, sizes: TableSizes, spend?: CostLimitOptions['spend']): Limited {
+export function documentLimits(
+  schema: GraphQLSchema,
+  registry: ResourceRegistry,
+  limits: DocumentLimits,
+  sizes: TableSizes,
+  spend?: CostLimitOptions['spend'],
+  priced: Pick<CostLimitOptions, 'boundedLists' | 'fieldPoints'> = {},
+): Limited {
   const armor = new ApolloArmor({
     maxDepth: { n: limits.maxDepth, flattenFragments: true, ignoreIntrospection: true },
     maxAliases: { n: limits.maxAliases, allowList: [] },
@@ -68,7 +75,7 @@ export function documentLimits(schema: GraphQLSchema, registry: ResourceRegistry
   return {
     // The protections enabled above are validation rules only (Armor's plugins are the two turned off).
     validationRules: armor.validationRules,
-    plugins: [useCostLimit(schema, { registry, maxSize: limits.maxSize, maxCost: limits.maxCost, sizes, spend })],
+    plugins: [useCostLimit(schema, { registry, maxSize: limits.maxSize, maxCost: limits.maxCost, sizes, spend, ...priced })],
     parseOptions: { maxTokens: limits.maxTokens },
     maxRecursiveSelections: limits.maxRecursiveSelections,
     allowBatchedHttpRequests: false,

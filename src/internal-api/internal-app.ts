@@ -26,6 +26,10 @@ import { explorerRouter } from './explorer-page.ts';
 import { graphqlHandler, stringifyResult } from './graphql-handler.ts';
 import { useFieldUsage } from './field-usage.ts';
 import { usePersonalDataGrant } from './personal-data-grant.ts';
+import { useIntegrationsGrant } from './integrations-grant.ts';
+import type { IntegrationContext } from '../integrations/context.ts';
+import { INTEGRATION_FIELD_POINTS, type IntegrationsRequest } from '../integrations/graphql-schema.ts';
+import { INTEGRATION_LIST_BOUNDS, INTEGRATION_PERSONAL_FIELDS } from '../integrations/graphql-sdl.ts';
 import { answerErrors, notFound, sendListenerError } from './listener-errors.ts';
 import { metricsRouter } from './metrics-route.ts';
 
@@ -56,6 +60,8 @@ export interface InternalAppOptions {
   defaultCostPerMinute: number;
   /** INTERNAL_STATEMENT_TIMEOUT_MS, as the error of a statement it cancelled says it. */
   statementTimeoutMs: number;
+  /** What the integrations area's operations run with (src/integrations), for tokens with the grant. */
+  integrations: IntegrationContext;
 }
 
 export interface InternalApp {
@@ -63,7 +69,7 @@ export interface InternalApp {
   stop(): Promise<void>;
 }
 
-type InternalContext = GraphQLContext & { audit: AuditRecord; principal: InternalPrincipal; cost: SpentCost; meter: StatementMeter };
+type InternalContext = GraphQLContext & { audit: AuditRecord; principal: InternalPrincipal; cost: SpentCost; meter: StatementMeter; integrations?: IntegrationsRequest | undefined };
 
 /** How often the table sizes the cost estimate reads are read again from PostgreSQL's statistics. */
 const STATISTICS_REFRESH_MS = 60_000;
@@ -94,7 +100,7 @@ function authenticate(db: Database, bootstrapToken: string, logger: Logger): Req
     let principal: InternalPrincipal | null = null;
     // Compare digests so that the comparison takes the same time whatever the length.
     if (presented && timingSafeEqual(sha256(presented), bootstrap)) {
-      principal = { id: null, name: BOOTSTRAP_TOKEN_NAME, workspaces: null, documents: 'any', costPerMinute: null, personalData: true };
+      principal = { id: null, name: BOOTSTRAP_TOKEN_NAME, workspaces: null, documents: 'any', costPerMinute: null, personalData: true, integrations: true };
     } else if (presented && isWellFormedInternalToken(presented)) {
       try {
         principal = await findActiveInternalToken(db, sha256(presented));
@@ -138,7 +144,7 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
   const limits = documentLimits(options.schema, options.registry, DOCUMENT_LIMITS, statistics, (estimate, request) => {
     const context = request.contextValue as InternalContext;
     return budget.reserve(context.principal, estimate.points, context.cost);
-  });
+  }, { boundedLists: INTEGRATION_LIST_BOUNDS, fieldPoints: INTEGRATION_FIELD_POINTS });
   const apollo = new ApolloServer<InternalContext>({
     // The served schema, its operations compiled once per document (compiled-gateway.ts).
     gateway: compiledGateway(options.schema),
@@ -149,7 +155,8 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     stringifyResult,
     // The explorer is ours (explorer-page.ts): Apollo's landing page would load its code from a CDN.
     plugins: [
-      usePersonalDataGrant(options.schema, options.registry),
+      usePersonalDataGrant(options.schema, options.registry, INTEGRATION_PERSONAL_FIELDS),
+      useIntegrationsGrant(options.schema),
       ...limits.plugins,
       useCostBudget(budget, ({ meter }) => Math.ceil(meter.ms / POINT_MS)),
       useFieldUsage(options.schema, options.metrics, logger),
@@ -202,7 +209,8 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
       const audit = auditRecordOf(res);
       audit.rows = () => context.loaders.rowsRead;
       audit.personalColumns = () => context.loaders.personalColumnsRead;
-      return { ...context, audit, principal, meter, cost: { estimate: 0, reserved: null, extension: null } };
+      const integrations = principal.integrations ? { context: options.integrations, workspaces: principal.workspaces, meter } : undefined;
+      return { ...context, audit, principal, meter, integrations, cost: { estimate: 0, reserved: null, extension: null } };
     }),
   );
   app.use(notFound, answerErrors(logger, MAX_BODY.text));

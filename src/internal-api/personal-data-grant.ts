@@ -11,9 +11,10 @@ import { graphqlRefusal } from './cost-budget.ts';
  * What an operation would read or compare of personal data: the fields it selects that are
  * personal (`Instructor.email`), the fields that return a resource that is personal as a whole
  * (`Booking.participant`, and its connections), and the filter conditions on personal fields
- * (`InstructorFilter.email`), each named once, in document order.
+ * (`InstructorFilter.email`), and the fields outside the registry that hold personal data
+ * (`others`: a member's e-mail in the integrations audit), each named once, in document order.
  */
-function personalUses(schema: GraphQLSchema, registry: ResourceRegistry): (document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>) => string[] {
+function personalUses(schema: GraphQLSchema, registry: ResourceRegistry, others: ReadonlySet<string>): (document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>) => string[] {
   const wholly = new Set<string>();
   const filters = new Map<string, ResourceDefinition>();
   for (const resource of registry.all()) {
@@ -24,7 +25,8 @@ function personalUses(schema: GraphQLSchema, registry: ResourceRegistry): (docum
     const uses = new Set<string>();
     eachSelectedField(schema, document, operation, variables, (parent, field, node) => {
       const resource = registry.has(parent.name) ? registry.get(parent.name) : undefined;
-      if (wholly.has(getNamedType(field.type).name) || (resource && personalFields(resource).has(field.name))) uses.add(`${parent.name}.${field.name}`);
+      const name = `${parent.name}.${field.name}`;
+      if (wholly.has(getNamedType(field.type).name) || (resource && personalFields(resource).has(field.name)) || others.has(name)) uses.add(name);
       const filterArgument = field.args.find((argument) => argument.name === 'filter');
       const target = filterArgument && filters.get(getNamedType(filterArgument.type).name);
       if (!target) return;
@@ -52,8 +54,8 @@ function personalUses(schema: GraphQLSchema, registry: ResourceRegistry): (docum
  * refusal says what is missing and how an operator grants it, where a field left out of the
  * schema or answered `null` would say neither.
  */
-export function usePersonalDataGrant(schema: GraphQLSchema, registry: ResourceRegistry): ApolloServerPlugin<{ principal: InternalPrincipal }> {
-  const usesOf = personalUses(schema, registry);
+export function usePersonalDataGrant(schema: GraphQLSchema, registry: ResourceRegistry, others: ReadonlySet<string> = new Set()): ApolloServerPlugin<{ principal: InternalPrincipal }> {
+  const usesOf = personalUses(schema, registry, others);
   return {
     async requestDidStart({ contextValue }) {
       const { principal } = contextValue;

@@ -25,7 +25,8 @@ export const catalog: Catalog = {
     "1763801900000_webhook-wake-ups",
     "1763802037000_webhook-claim-in-one-round-trip",
     "1763802137000_webhook-claim-by-key",
-    "1763802237000_one-delivery-queue"
+    "1763802237000_one-delivery-queue",
+    "1763802437000_integration-audit"
   ],
   "tables": {
     "api_key_request_counts": {
@@ -300,6 +301,33 @@ export const catalog: Catalog = {
         {"name":"feed_tokens_workspace","columns":["workspace_id","created_at"]}
       ]
     },
+    "integration_audit": {
+      "description": "One change to a workspace's keys, webhook endpoints or calendar feeds: who, what, on which, when and through which way in.",
+      "columns": [
+        {"name":"id","type":"text","nullable":false,"default":"new_id('aud'::text)"},
+        {"name":"workspace_id","type":"text","nullable":false},
+        {"name":"member_email","type":"text","nullable":true},
+        {"name":"operation","type":"text","nullable":false},
+        {"name":"target_id","type":"text","nullable":true},
+        {"name":"source","type":"text","nullable":false},
+        {"name":"at","type":"timestamp with time zone","nullable":false,"default":"now()"}
+      ],
+      "primaryKey": ["id"],
+      "foreignKeys": [
+        {"name":"integration_audit_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]}
+      ],
+      "uniques": [],
+      "checks": [
+        {"name":"integration_audit_member_email_check","columns":["member_email"],"expression":"(length(member_email) <= 320)"},
+        {"name":"integration_audit_operation_check","columns":["operation"],"expression":"(operation ~ '^[a-z]+\\.[a-z-]+$'::text)"},
+        {"name":"integration_audit_source_check","columns":["source"],"expression":"(source = ANY (ARRAY['cli'::text, 'graphql'::text, 'page'::text]))"},
+        {"name":"integration_audit_target_id_check","columns":["target_id"],"expression":"(length(target_id) <= 100)"}
+      ],
+      "indexes": [
+        {"name":"integration_audit_by_workspace","columns":["workspace_id","at","id"]},
+        {"name":"integration_audit_pkey","columns":["id"]}
+      ]
+    },
     "internal_token_documents": {
       "columns": [
         {"name":"token_id","type":"text","nullable":false},
@@ -332,7 +360,8 @@ export const catalog: Catalog = {
         {"name":"revoked_at","type":"timestamp with time zone","nullable":true},
         {"name":"documents","type":"text","nullable":false,"default":"'any'::text"},
         {"name":"cost_per_minute","type":"integer","nullable":true},
-        {"name":"personal_data","type":"boolean","nullable":false,"default":"false"}
+        {"name":"personal_data","type":"boolean","nullable":false,"default":"false"},
+        {"name":"integrations","type":"boolean","nullable":false,"default":"false"}
       ],
       "primaryKey": ["id"],
       "foreignKeys": [],

@@ -1,7 +1,7 @@
 /** What operators read of deliveries: an endpoint's delivery log, and one delivery to send again by hand. */
 import type { Database } from '../db/database.ts';
 import { InputError } from '../input-error.ts';
-import { EndpointDisabledError } from './endpoint-store.ts';
+import { EndpointDisabledError, noEndpoint } from './endpoint-store.ts';
 import type { EventType } from './event-types.ts';
 
 export interface AttemptLogEntry {
@@ -34,7 +34,7 @@ export interface DeliverySummary {
 /** The delivery log of an endpoint: its newest 100 deliveries (or one event's), each with every attempt. */
 export async function listDeliveries(db: Database, endpointId: string, eventId?: string): Promise<DeliverySummary[]> {
   const endpoint = await db.query('SELECT 1 FROM webhook_endpoints WHERE id = $1', [endpointId]);
-  if (endpoint.rowCount === 0) throw new InputError(`No webhook endpoint with id ${JSON.stringify(endpointId)}`);
+  if (endpoint.rowCount === 0) throw noEndpoint(endpointId);
   const deliveries = await db.query<{
     id: string;
     event_id: string;

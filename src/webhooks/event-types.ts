@@ -20,14 +20,16 @@ export function isEventType(value: string): value is EventType {
   return (EVENT_TYPES as readonly string[]).includes(value);
 }
 
-/** `booking.created,booking.updated` as the CLI takes it: known types, each once, at least one. */
-export function parseEventTypes(label: string, text: string): EventType[] {
+/** `booking.created,booking.updated` as the CLI takes it (or those as a list): known types, each once, at least one. */
+export function parseEventTypes(label: string, given: string | readonly string[]): EventType[] {
+  const text = typeof given === 'string' ? given : given.join(',');
   const names = text.split(',').map((name) => name.trim());
   const unknown = names.filter((name) => !isEventType(name));
   if (unknown.length > 0 || names.length === 0) {
     const what = unknown.filter((name) => name !== '').map((name) => JSON.stringify(name));
     throw new InputError(
       `${label} ${what.length > 0 ? `names unknown event type(s) ${what.join(', ')}` : `${JSON.stringify(text)} names an empty event type`}; the types are ${EVENT_TYPES.join(', ')}`,
+      { field: label },
     );
   }
   return EVENT_TYPES.filter((type) => names.includes(type));

@@ -71,21 +71,21 @@ export function assertLiteralHostAllowed(url: URL, allowPrivate: boolean): void 
  * `https://` URL without credentials; a literal non-public address is refused at once unless
  * private targets are allowed. Names are resolved only when connecting.
  */
-export function parseTargetUrl(text: string, allowPrivate: boolean): URL {
+export function parseTargetUrl(text: string, allowPrivate: boolean, label = '--url'): URL {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new InputError(`--url ${JSON.stringify(text)} is not an absolute URL`);
+    throw new InputError(`${label} ${JSON.stringify(text)} is not an absolute URL`, { field: label });
   }
-  if (url.protocol !== 'https:') throw new InputError(`--url must use https:// (got ${url.protocol}//); plain http is never allowed`);
-  if (url.username || url.password) throw new InputError('--url must not contain a user name or password');
-  if (text.length > 2048) throw new InputError('--url is longer than 2048 characters');
+  if (url.protocol !== 'https:') throw new InputError(`${label} must use https:// (got ${url.protocol}//); plain http is never allowed`, { field: label });
+  if (url.username || url.password) throw new InputError(`${label} must not contain a user name or password`, { field: label });
+  if (text.length > 2048) throw new InputError(`${label} is longer than 2048 characters`, { field: label });
   try {
     assertLiteralHostAllowed(url, allowPrivate);
   } catch (error) {
     if (error instanceof TargetRefusedError) {
-      throw new InputError(`--url points at a non-public address (${url.hostname}); set WEBHOOK_ALLOW_PRIVATE_TARGETS=true for local development`);
+      throw new InputError(`${label} points at a non-public address (${url.hostname}); set WEBHOOK_ALLOW_PRIVATE_TARGETS=true for local development`, { field: label });
     }
     throw error;
   }

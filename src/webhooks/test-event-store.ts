@@ -3,6 +3,7 @@ import type { Database } from '../db/database.ts';
 import { newId } from '../db/ids.ts';
 import { InputError } from '../input-error.ts';
 import type { ClaimedDelivery } from './claim-store.ts';
+import { noEndpoint } from './endpoint-store.ts';
 import type { EventType } from './event-types.ts';
 import type { AttemptOutcome } from './send-attempt.ts';
 
@@ -24,7 +25,7 @@ export async function recordTestEvent(
       [endpointId],
     );
     const endpoint = found.rows[0];
-    if (!endpoint) throw new InputError(`No webhook endpoint with id ${JSON.stringify(endpointId)}`);
+    if (!endpoint) throw noEndpoint(endpointId);
     if (endpoint.removed) throw new InputError(`Webhook endpoint ${endpointId} has been removed`);
     const eventId = newId('evt');
     const recorded = await tx.query<{ id: string }>(

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.ts';
 import { InputError } from '../input-error.ts';
-import { assertWorkspaceExists } from './workspace-store.ts';
+import { assertWorkspaceExists, workspaceExists } from './workspace-store.ts';
 
 export type MemberRole = 'owner' | 'admin' | 'member';
 
@@ -20,19 +20,31 @@ export async function addMember(
 }
 
 /**
+ * An acting member who may not do what was asked: not in the workspace, or neither its owner nor
+ * an admin (internal GraphQL answers it with FORBIDDEN, the CLI as any refused input).
+ */
+export class NotPermittedError extends InputError {}
+
+export function isNotPermittedError(error: unknown): error is NotPermittedError {
+  return error instanceof NotPermittedError;
+}
+
+/**
  * The member on whose behalf credentials are created: keys, webhook endpoints and feed tokens are
  * created only for an owner or admin of the workspace (docs/contract-rules.md, `auth.who-creates-keys`).
  */
-export async function requireManager(db: Queryable, workspaceId: string, email: string): Promise<string> {
-  await assertWorkspaceExists(db, workspaceId);
+export async function requireManager(db: Queryable, workspaceId: string, email: string, options: { named?: string | undefined } = {}): Promise<string> {
+  if (!(await workspaceExists(db, workspaceId))) throw new NotPermittedError(`No workspace with id ${JSON.stringify(workspaceId)}`);
   const found = await db.query<{ id: string; role: string }>(
     'SELECT id, role FROM members WHERE workspace_id = $1 AND lower(email) = lower($2)',
     [workspaceId, email],
   );
   const member = found.rows[0];
-  if (!member) throw new InputError(`No member with e-mail ${JSON.stringify(email)} in workspace ${workspaceId}`);
+  // An API's answer names the argument that gave the e-mail, never the e-mail itself (personal data); the operator's CLI names it.
+  const { named } = options;
+  if (!member) throw new NotPermittedError(`No member with ${named ? `the e-mail given as ${named}` : `e-mail ${JSON.stringify(email)}`} in workspace ${workspaceId}`);
   if (member.role !== 'owner' && member.role !== 'admin') {
-    throw new InputError(`Member ${email} has role ${member.role}; only an owner or admin may do this`);
+    throw new NotPermittedError(`${named ? `The member given as ${named}` : `Member ${email}`} has role ${member.role}; only an owner or admin may do this`);
   }
   return member.id;
 }

@@ -2,6 +2,7 @@ import { buildClientSchema, getIntrospectionQuery, getNullableType, isListType, 
 import { beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { importFixture, type ImportResult } from '../../src/fixtures/import-fixture.ts';
+import { INTEGRATION_LIST_BOUNDS } from '../../src/integrations/graphql-sdl.ts';
 import { PAGE, bookingsFixture, type Page } from '../support/paging-fixture.ts';
 import { type TestApi } from '../support/public-api.ts';
 import { sharedTestApi } from '../support/shared-api.ts';
@@ -53,7 +54,7 @@ describeOnEachDatabase('internal GraphQL connections refuse what they cannot pag
     }
   });
 
-  it('serves no list without a page size: every list of every type is a connection page, and a whole list is not a field', async () => {
+  it('serves no list without a page size: every list of every type is a connection page or a list of the integrations area with its bound, and a whole list is not a field', async () => {
     const { body } = await api.graphql(getIntrospectionQuery());
     const schema = buildClientSchema(body.data as unknown as IntrospectionQuery);
     const lists: string[] = [];
@@ -63,7 +64,10 @@ describeOnEachDatabase('internal GraphQL connections refuse what they cannot pag
         if (isListType(getNullableType(field.type)) && !type.name.endsWith('Connection')) lists.push(`${type.name}.${field.name}`);
       }
     }
-    expect(lists).toEqual([]);
+    // The area's lists of rows are bounded for the cost estimate; its lists of values are bounded by their rules (3 scopes, 2 event types, 100 networks).
+    const values = /\.(scopes|events|allowedIps)$/;
+    expect(lists.filter((list) => !values.test(list)).sort()).toEqual([...INTEGRATION_LIST_BOUNDS.keys()].sort());
+    expect(lists.filter((list) => values.test(list)).every((list) => list.startsWith('Integration') || /^(Created|Updated)/.test(list))).toBe(true);
     const response = await api.graphql(`query($id: ID!) { workspace(id: $id) { courses { id sessions { id } } } }`, { id: big.workspaceId });
     expect(response.status).toBe(400);
     expect(response.body.errors?.[0]).toMatchObject({ message: 'Cannot query field "courses" on type "Workspace".', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });

@@ -74,6 +74,7 @@ describeOnEachDatabase('named internal tokens on %s', (target) => {
       documents: 'any',
       costPerMinute: null,
       personalData: false,
+      integrations: false,
       createdAt: expect.stringMatching(/Z$/),
       state: 'active',
     });

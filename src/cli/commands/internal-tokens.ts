@@ -25,6 +25,8 @@ const PERSONAL_HELP = 'grant personal data: participants and the columns the ove
 
 const budgetText = (costPerMinute: number | null) => (costPerMinute === null ? 'the default budget' : `${costPerMinute} cost points per minute`);
 const personalText = (personalData: boolean) => (personalData ? 'personal data granted' : 'no personal data');
+const INTEGRATIONS_HELP = "grant integrations: manage a workspace's keys, webhooks and feeds on behalf of its owners and admins (off for a new token)";
+const integrationsText = (integrations: boolean) => (integrations ? 'integrations granted' : 'no integrations');
 
 export function registerInternalTokenCommands(program: Command, ctx: CliContext): void {
   const token = program.command('internal-token').description('named tokens of the internal GraphQL listener');
@@ -36,28 +38,40 @@ export function registerInternalTokenCommands(program: Command, ctx: CliContext)
     .option('--documents <mode>', `${DOCUMENTS_HELP} (default: any)`, parseDocumentMode)
     .option('--cost-per-minute <points>', COST_HELP, parseCostPerMinute)
     .option('--personal-data', PERSONAL_HELP)
+    .option('--integrations', INTEGRATIONS_HELP)
     .addOption(jsonOption())
-    .action(async (options: Output & { name: string; workspaces?: string[]; documents?: DocumentMode; costPerMinute?: number | 'default'; personalData?: boolean }) => {
+    .action(async (options: Output & { name: string; workspaces?: string[]; documents?: DocumentMode; costPerMinute?: number | 'default'; personalData?: boolean; integrations?: boolean }) => {
       const issued = await createInternalToken(await ctx.database(), { ...options, costPerMinute: budgetOption(options.costPerMinute) });
       const scope = issued.workspaces ? `workspaces ${issued.workspaces.join(', ')}` : 'every workspace';
       ctx.print(
         options,
         issued,
-        `Internal token ${issued.id} "${issued.name}" (${scope}; documents: ${issued.documents}; ${budgetText(issued.costPerMinute)}; ${personalText(issued.personalData)}):\n${issued.token}\nIt is shown only now.`,
+        `Internal token ${issued.id} "${issued.name}" (${scope}; documents: ${issued.documents}; ${budgetText(issued.costPerMinute)}; ${personalText(issued.personalData)}; ${integrationsText(issued.integrations)}):\n${issued.token}\nIt is shown only now.`,
       );
     });
   token
     .command('update')
-    .description('change the document mode, the budget or the personal-data grant of an active token, from its next request on')
+    .description('change the document mode, the budget, the personal-data grant or the integrations grant of an active token, from its next request on')
     .requiredOption('--name <name>', 'name of an active token', nonEmpty('--name'))
     .option('--documents <mode>', DOCUMENTS_HELP, parseDocumentMode)
     .option('--cost-per-minute <points>', `${COST_HELP}; "default" returns to it`, parseCostPerMinute)
     .option('--personal-data', 'grant personal data')
     .option('--no-personal-data', 'withdraw the personal-data grant')
+    .option('--integrations', 'grant integrations')
+    .option('--no-integrations', 'withdraw the integrations grant')
     .addOption(jsonOption())
-    .action(async (options: Output & { name: string; documents?: DocumentMode; costPerMinute?: number | 'default'; personalData?: boolean }) => {
-      const updated = await updateInternalToken(await ctx.database(), options.name, { documents: options.documents, costPerMinute: budgetOption(options.costPerMinute), personalData: options.personalData });
-      ctx.print(options, updated, `Internal token ${updated.id} "${updated.name}": documents ${updated.documents}, ${budgetText(updated.costPerMinute)}, ${personalText(updated.personalData)}`);
+    .action(async (options: Output & { name: string; documents?: DocumentMode; costPerMinute?: number | 'default'; personalData?: boolean; integrations?: boolean }) => {
+      const updated = await updateInternalToken(await ctx.database(), options.name, {
+        documents: options.documents,
+        costPerMinute: budgetOption(options.costPerMinute),
+        personalData: options.personalData,
+        integrations: options.integrations,
+      });
+      ctx.print(
+        options,
+        updated,
+        `Internal token ${updated.id} "${updated.name}": documents ${updated.documents}, ${budgetText(updated.costPerMinute)}, ${personalText(updated.personalData)}, ${integrationsText(updated.integrations)}`,
+      );
     });
   token
     .command('list')
@@ -67,7 +81,7 @@ export function registerInternalTokenCommands(program: Command, ctx: CliContext)
       const tokens = await listInternalTokens(await ctx.database());
       const lines = tokens.map(
         (t) =>
-          `${t.id}  ${t.state.padEnd(7)}  …${t.last4}  ${t.name}  ${t.workspaces ? t.workspaces.join(',') : 'every workspace'}  documents ${t.documents}  ${t.costPerMinute ?? 'default'} cost/min  ${personalText(t.personalData)}  created ${t.createdAt}`,
+          `${t.id}  ${t.state.padEnd(7)}  …${t.last4}  ${t.name}  ${t.workspaces ? t.workspaces.join(',') : 'every workspace'}  documents ${t.documents}  ${t.costPerMinute ?? 'default'} cost/min  ${personalText(t.personalData)}  ${integrationsText(t.integrations)}  created ${t.createdAt}`,
       );
       ctx.print(options, tokens, lines.join('\n') || 'No internal tokens');
     });

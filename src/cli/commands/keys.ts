@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey, setAllowedIps, type ApiKeySummary } from '../../auth/api-key-store.ts';
-import { expiryOf, parseAllowList } from '../../auth/key-policy.ts';
+import type { ApiKeySummary } from '../../auth/api-key-store.ts';
 import { InputError } from '../../input-error.ts';
-import { assertWorkspaceExists } from '../../workspaces/workspace-store.ts';
-import { jsonOption, type CliContext, type Output } from '../context.ts';
+import { actorByTarget } from '../../integrations/actor.ts';
+import { createKey, listKeys, revokeKey, rotateKey, updateKey } from '../../integrations/keys.ts';
+import { jsonOption, memberOption, type CliContext, type Output } from '../context.ts';
 import { registerKeyActivityCommands } from './key-activity.ts';
 
 function describeKey(k: ApiKeySummary): string {
@@ -30,17 +30,11 @@ export function registerKeyCommands(program: Command, ctx: CliContext): void {
     .option('--allow-ip <list>', `the only addresses it may be used from: comma-separated IPv4 and IPv6 addresses or CIDR ranges, at most 100`)
     .addOption(jsonOption())
     .action(async (options: Output & { workspace: string; member: string; scopes: string; name?: string; expiresIn?: string; expiresAt?: string; allowIp?: string }) => {
-      // Every option is checked before the database is touched: bad input writes nothing.
-      const expiresAt = expiryOf(options);
-      const allowedIps = options.allowIp === undefined ? null : parseAllowList(options.allowIp);
-      const issued = await createApiKey(await ctx.database(), {
-        workspaceId: options.workspace,
-        memberEmail: options.member,
-        scopes: options.scopes,
-        name: options.name,
-        expiresAt,
-        allowedIps,
-      });
+      const issued = await createKey(
+        await ctx.integrations(),
+        { workspaceId: options.workspace, memberEmail: options.member, source: 'cli' },
+        { scopes: options.scopes, name: options.name, expiresIn: options.expiresIn, expiresAt: options.expiresAt, allowedIps: options.allowIp },
+      );
       const policy = `${issued.expiresAt ? `\nIt expires ${issued.expiresAt}.` : ''}${issued.allowedIps ? `\nIt is accepted only from ${issued.allowedIps.join(', ')}.` : ''}`;
       ctx.print(options, issued, `Key ${issued.id} (${issued.scopes.join(', ')}):\n${issued.key}\nIt is shown only now.${policy}`);
     });
@@ -48,42 +42,73 @@ export function registerKeyCommands(program: Command, ctx: CliContext): void {
     .command('list')
     .description('list the keys of a workspace (no secrets): state, expiry, allow list, last use')
     .requiredOption('--workspace <id>', 'workspace id')
+    .addOption(memberOption())
     .addOption(jsonOption())
-    .action(async (options: Output & { workspace: string }) => {
-      const db = await ctx.database();
-      await assertWorkspaceExists(db, options.workspace);
-      const keys = await listApiKeys(db, options.workspace);
+    .action(async (options: Output & { workspace: string; member?: string }) => {
+      const keys = await listKeys(await ctx.integrations(), { workspaceId: options.workspace, memberEmail: options.member ?? null, source: 'cli' });
       ctx.print(options, keys, keys.map(describeKey).join('\n') || 'No keys');
     });
   key
     .command('update')
-    .description("change a key's allow list; every instance applies it within a second")
+    .description("change a key's name, scopes, expiry or allow list; every instance applies it within a second")
     .requiredOption('--id <id>', 'key id')
+    .addOption(memberOption())
+    .option('--name <name>', 'a new name')
+    .option('--scopes <list>', 'the scopes it has from now on, comma-separated')
+    .option('--expires-in <duration>', 'it stops working this long from now: a whole number and m, h, d or w')
+    .option('--expires-at <time>', 'it stops working at this ISO 8601 time with a time zone')
+    .option('--no-expiry', 'it no longer expires')
     .option('--allow-ip <list>', 'the only addresses it may be used from: comma-separated IPv4 and IPv6 addresses or CIDR ranges, at most 100')
     .option('--allow-any-ip', 'remove the allow list: the key may be used from any address')
     .addOption(jsonOption())
-    .action(async (options: Output & { id: string; allowIp?: string; allowAnyIp?: boolean }) => {
-      if ((options.allowIp === undefined) === (options.allowAnyIp === undefined)) throw new InputError('Give --allow-ip <list> or --allow-any-ip');
-      const allowedIps = options.allowIp === undefined ? null : parseAllowList(options.allowIp);
-      const result = await setAllowedIps(await ctx.database(), options.id, allowedIps);
-      ctx.print(options, result, `Key ${result.id} ${result.allowedIps ? `is accepted only from ${result.allowedIps.join(', ')}` : 'is accepted from any address'}`);
-    });
+    .action(
+      async (
+        options: Output & { id: string; member?: string; name?: string; scopes?: string; expiresIn?: string; expiresAt?: string; expiry: boolean; allowIp?: string; allowAnyIp?: boolean },
+      ) => {
+        if (options.allowIp !== undefined && options.allowAnyIp !== undefined) throw new InputError('Give --allow-ip <list> or --allow-any-ip, not both');
+        const integrations = await ctx.integrations();
+        const actor = await actorByTarget(integrations.db, 'key', options.id, options.member ?? null, 'cli');
+        const allowedIps = options.allowAnyIp ? null : options.allowIp;
+        const updated = await updateKey(integrations, actor, options.id, {
+          name: options.name,
+          scopes: options.scopes,
+          expiresIn: options.expiresIn,
+          expiresAt: options.expiresAt,
+          neverExpires: !options.expiry,
+          allowedIps,
+        });
+        // What was asked to change, as it is now.
+        const changed = {
+          id: updated.id,
+          ...(options.name !== undefined ? { name: updated.name } : {}),
+          ...(options.scopes !== undefined ? { scopes: updated.scopes } : {}),
+          ...(options.expiresIn !== undefined || options.expiresAt !== undefined || !options.expiry ? { expiresAt: updated.expiresAt } : {}),
+          ...(allowedIps !== undefined ? { allowedIps: updated.allowedIps } : {}),
+        };
+        const policy = allowedIps === undefined ? '' : ` ${updated.allowedIps ? `is accepted only from ${updated.allowedIps.join(', ')}` : 'is accepted from any address'}`;
+        ctx.print(options, changed, `Key ${updated.id}${policy}${allowedIps === undefined ? ' updated' : ''}`);
+      },
+    );
   key
     .command('revoke')
     .description('revoke a key at once')
     .requiredOption('--id <id>', 'key id')
+    .addOption(memberOption())
     .addOption(jsonOption())
-    .action(async (options: Output & { id: string }) => {
-      const result = await revokeApiKey(await ctx.database(), options.id);
+    .action(async (options: Output & { id: string; member?: string }) => {
+      const integrations = await ctx.integrations();
+      const result = await revokeKey(integrations, await actorByTarget(integrations.db, 'key', options.id, options.member ?? null, 'cli'), options.id);
       ctx.print(options, result, `Key ${result.id} revoked`);
     });
   key
     .command('rotate')
     .description('replace a key by a new one with the same name, scopes, allow list and lifetime; the old one stops working at once')
     .requiredOption('--id <id>', 'key id')
+    .addOption(memberOption())
     .addOption(jsonOption())
-    .action(async (options: Output & { id: string }) => {
-      const result = await rotateApiKey(await ctx.database(), options.id);
+    .action(async (options: Output & { id: string; member?: string }) => {
+      const integrations = await ctx.integrations();
+      const result = await rotateKey(integrations, await actorByTarget(integrations.db, 'key', options.id, options.member ?? null, 'cli'), options.id);
       ctx.print(options, result, `Key ${result.id} replaces ${options.id}:\n${result.key}\nIt is shown only now.${result.expiresAt ? `\nIt expires ${result.expiresAt}.` : ''}`);
     });
   registerKeyActivityCommands(key, ctx);

@@ -1,25 +1,31 @@
 import type { Command } from 'commander';
-import { createLogger } from '../../logger.ts';
 import { InputError } from '../../input-error.ts';
-import { createDeliverer } from '../../webhooks/deliverer.ts';
+import { actorByTarget, type Actor } from '../../integrations/actor.ts';
+import type { IntegrationContext } from '../../integrations/context.ts';
 import {
   addEndpoint,
   enableEndpoint,
-  eventTypesOf,
-  listEndpoints,
-  recoverDeliveries,
+  endpointDeliveries,
+  endpointEventTypes,
+  listWebhookEndpoints,
+  recoverEndpoint,
   removeEndpoint,
-  rotateSecret,
-  setEventTypes,
-} from '../../webhooks/endpoint-store.ts';
-import { findDelivery, listDeliveries } from '../../webhooks/delivery-log-store.ts';
-import { DEFAULT_EVENT_TYPES, EVENT_TYPES, parseEventTypes } from '../../webhooks/event-types.ts';
-import { testEventPayload } from '../../webhooks/payload.ts';
+  resendDelivery,
+  rotateSigningSecret,
+  sendTestEvent,
+  updateEndpoint,
+} from '../../integrations/webhooks.ts';
+import { DEFAULT_EVENT_TYPES, EVENT_TYPES } from '../../webhooks/event-types.ts';
 import type { ManualResult } from '../../webhooks/manual-result.ts';
-import { recordTestEvent } from '../../webhooks/test-event-store.ts';
 import { resealSecrets } from '../../webhooks/reseal-store.ts';
-import { assertWorkspaceExists } from '../../workspaces/workspace-store.ts';
-import { jsonOption, type CliContext, type Output } from '../context.ts';
+import { jsonOption, memberOption, type CliContext, type Output } from '../context.ts';
+
+/** The operations' context and the actor of a command that names an endpoint. */
+async function onEndpoint(ctx: CliContext, id: string, member: string | undefined, labels?: Actor['labels']): Promise<[IntegrationContext, Actor]> {
+  const integrations = await ctx.integrations();
+  const actor = await actorByTarget(integrations.db, 'endpoint', id, member ?? null, 'cli');
+  return [integrations, labels ? { ...actor, labels } : actor];
+}
 
 export function registerWebhookCommands(program: Command, ctx: CliContext): void {
   const webhook = program.command('webhook').description('booking webhook endpoints (booking.created, booking.updated) and their deliveries');
@@ -33,27 +39,21 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
     .option('--events <types>', `the event types it receives, comma-separated: ${EVENT_TYPES.join(', ')}`, DEFAULT_EVENT_TYPES.join(','))
     .addOption(jsonOption())
     .action(async (options: Output & { workspace: string; member: string; url: string; participants?: boolean; events: string }) => {
-      const events = parseEventTypes('--events', options.events);
-      const box = await ctx.secretBox();
-      const issued = await addEndpoint(await ctx.database(), box, {
-        workspaceId: options.workspace,
-        memberEmail: options.member,
-        url: options.url,
-        participants: options.participants ?? false,
-        allowPrivateTargets: ctx.config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
-        events,
-      });
+      const issued = await addEndpoint(
+        await ctx.integrations(),
+        { workspaceId: options.workspace, memberEmail: options.member, source: 'cli' },
+        { url: options.url, participants: options.participants ?? false, events: options.events },
+      );
       ctx.print(options, issued, `Webhook endpoint ${issued.id}\nSigning secret: ${issued.secret}\nIt is shown only now.`);
     });
   webhook
     .command('list')
     .description('list the endpoints of a workspace (no secrets)')
     .requiredOption('--workspace <id>', 'workspace id')
+    .addOption(memberOption())
     .addOption(jsonOption())
-    .action(async (options: Output & { workspace: string }) => {
-      const db = await ctx.database();
-      await assertWorkspaceExists(db, options.workspace);
-      const endpoints = await listEndpoints(db, options.workspace);
+    .action(async (options: Output & { workspace: string; member?: string }) => {
+      const endpoints = await listWebhookEndpoints(await ctx.integrations(), { workspaceId: options.workspace, memberEmail: options.member ?? null, source: 'cli' });
       const lines = endpoints.map(
         (e) =>
           `${e.id}  ${e.state.padEnd(8)}  ${e.participants ? 'participants' : 'no participants'}  ${e.events.join(',')}  ${e.url}` +
@@ -69,10 +69,12 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
     .description('remove an endpoint: no new events, pending deliveries stop')
     .option('--endpoint <id>', 'endpoint id')
     .option('--id <id>', 'the same as --endpoint (the name this command took before; kept for scripts)')
+    .addOption(memberOption())
     .addOption(jsonOption())
-    .action(async (options: Output & { endpoint?: string; id?: string }) => {
+    .action(async (options: Output & { endpoint?: string; id?: string; member?: string }) => {
       if ((options.endpoint === undefined) === (options.id === undefined)) throw new InputError('Give the endpoint to remove as --endpoint <id>');
-      const result = await removeEndpoint(await ctx.database(), (options.endpoint ?? options.id)!);
+      const id = (options.endpoint ?? options.id)!;
+      const result = await removeEndpoint(...(await onEndpoint(ctx, id, options.member)), id);
       ctx.print(options, result, `Webhook endpoint ${result.id} removed`);
     });
   webhook
@@ -80,9 +82,10 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
     .description("an endpoint's delivery log: newest 100 deliveries (or one event's) with every attempt")
     .requiredOption('--endpoint <id>', 'endpoint id')
     .option('--event <id>', 'only this event')
+    .addOption(memberOption())
     .addOption(jsonOption())
-    .action(async (options: Output & { endpoint: string; event?: string }) => {
-      const deliveries = await listDeliveries(await ctx.database(), options.endpoint, options.event);
+    .action(async (options: Output & { endpoint: string; event?: string; member?: string }) => {
+      const deliveries = await endpointDeliveries(...(await onEndpoint(ctx, options.endpoint, options.member)), options.endpoint, options.event);
       const lines = deliveries.flatMap((d) => [
         `${d.eventId}  ${d.eventType}${d.test ? ' (test)' : ''}  ${d.state}  ${d.attempts} attempt(s)${d.series > 1 ? ` in series ${d.series}` : ''}${d.nextAttemptAt ? `  next ${d.nextAttemptAt}` : ''}` +
           `${d.bodyErasedAt ? `  body erased ${d.bodyErasedAt}` : ''}`,
@@ -97,35 +100,25 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
     .description('make one manual attempt now (outside the 8 scheduled ones) and print its outcome')
     .requiredOption('--event <id>', 'event id (the webhook-id)')
     .requiredOption('--endpoint <id>', 'endpoint id')
+    .addOption(memberOption())
     .addOption(jsonOption())
-    .action(async (options: Output & { event: string; endpoint: string }) => {
-      const db = await ctx.database();
-      const deliveryId = await findDelivery(db, options.event, options.endpoint);
-      const { deliverer, sender } = createDeliverer({
-        db,
-        config: ctx.config,
-        logger: createLogger('silent'),
-        box: await ctx.secretBox(),
-        trustedCertificates: ctx.io.trustedCertificates,
-      });
-      try {
-        const result = await deliverer.runManual(deliveryId);
-        if (!result) throw new InputError('Another attempt of this event to this endpoint is under way; try again in a moment');
-        const { deliveryId: _ignored, ...outcome } = result;
-        ctx.print(options, outcome, describeOutcome(result));
-      } finally {
-        sender.close();
-      }
+    .action(async (options: Output & { event: string; endpoint: string; member?: string }) => {
+      const outcome = await resendDelivery(...(await onEndpoint(ctx, options.endpoint, options.member)), options.endpoint, options.event);
+      ctx.print(options, outcome, describeOutcome(outcome));
     });
   webhook
     .command('events')
     .description('show, or with --set change, the event types an endpoint receives')
     .requiredOption('--endpoint <id>', 'endpoint id')
     .option('--set <types>', `comma-separated: ${EVENT_TYPES.join(', ')}`)
+    .addOption(memberOption())
     .addOption(jsonOption())
-    .action(async (options: Output & { endpoint: string; set?: string }) => {
-      const db = await ctx.database();
-      const result = options.set === undefined ? await eventTypesOf(db, options.endpoint) : await setEventTypes(db, options.endpoint, parseEventTypes('--set', options.set));
+    .action(async (options: Output & { endpoint: string; set?: string; member?: string }) => {
+      const [integrations, actor] = await onEndpoint(ctx, options.endpoint, options.member, { events: '--set' });
+      const result =
+        options.set === undefined
+          ? await endpointEventTypes(integrations, actor, options.endpoint)
+          : { id: options.endpoint, events: (await updateEndpoint(integrations, actor, options.endpoint, { events: options.set })).events! };
       ctx.print(options, result, `Webhook endpoint ${result.id} receives ${result.events.join(', ')}`);
     });
   webhook
@@ -133,36 +126,25 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
     .description('send one signed test event now ("test": true, an example booking bkg_test_…), never retried, and print the answer')
     .requiredOption('--endpoint <id>', 'endpoint id')
     .option('--type <type>', `the event type: ${EVENT_TYPES.join(', ')}`, 'booking.created')
+    .addOption(memberOption())
     .addOption(jsonOption())
-    .action(async (options: Output & { endpoint: string; type: string }) => {
-      const [type] = parseEventTypes('--type', options.type);
-      if (!type || options.type.includes(',')) throw new InputError(`--type takes one event type: ${EVENT_TYPES.join(', ')}`);
-      const db = await ctx.database();
-      const box = await ctx.secretBox();
-      const test = await recordTestEvent(db, options.endpoint, type, (eventId, withParticipant) => testEventPayload(type, eventId, withParticipant, new Date()));
-      const { deliverer, sender } = createDeliverer({ db, config: ctx.config, logger: createLogger('silent'), box, trustedCertificates: ctx.io.trustedCertificates });
-      try {
-        const result = await deliverer.runTest(test.deliveryId);
-        if (!result) throw new InputError(`Webhook endpoint ${options.endpoint} was removed before the test event could be sent`);
-        const { deliveryId: _ignored, disabled: _never, ...outcome } = result;
-        ctx.print(
-          options,
-          { event: test.eventId, type, ...outcome },
-          `Test ${type} event ${test.eventId}: ${describeOutcome(result)}${test.disabled ? `\nThe endpoint is still disabled (webhook enable --endpoint ${options.endpoint})` : ''}`,
-        );
-      } finally {
-        sender.close();
-      }
+    .action(async (options: Output & { endpoint: string; type: string; member?: string }) => {
+      const { stillDisabled, ...result } = await sendTestEvent(...(await onEndpoint(ctx, options.endpoint, options.member)), options.endpoint, options.type);
+      ctx.print(
+        options,
+        result,
+        `Test ${result.type} event ${result.event}: ${describeOutcome({ ...result, disabled: false })}${stillDisabled ? `\nThe endpoint is still disabled (webhook enable --endpoint ${options.endpoint})` : ''}`,
+      );
     });
   webhook
     .command('rotate-secret')
     .description('issue a new signing secret (shown only now); during the overlap attempts carry the signatures of both secrets')
     .requiredOption('--endpoint <id>', 'endpoint id')
     .option('--overlap <duration>', 'how long the old secret still signs too: e.g. 24h, 90m, 30s, 2d; 0 for none (at most 7d)', '24h')
+    .addOption(memberOption())
     .addOption(jsonOption())
-    .action(async (options: Output & { endpoint: string; overlap: string }) => {
-      const overlapMs = parseDuration('--overlap', options.overlap, 7 * 86_400_000);
-      const rotated = await rotateSecret(await ctx.database(), await ctx.secretBox(), options.endpoint, overlapMs);
+    .action(async (options: Output & { endpoint: string; overlap: string; member?: string }) => {
+      const rotated = await rotateSigningSecret(...(await onEndpoint(ctx, options.endpoint, options.member)), options.endpoint, options.overlap);
       ctx.print(
         options,
         rotated,
@@ -182,9 +164,10 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
     .command('enable')
     .description('turn a disabled endpoint back on: new events go to it again and pending retries resume')
     .requiredOption('--endpoint <id>', 'endpoint id')
+    .addOption(memberOption())
     .addOption(jsonOption())
-    .action(async (options: Output & { endpoint: string }) => {
-      const result = await enableEndpoint(await ctx.database(), options.endpoint);
+    .action(async (options: Output & { endpoint: string; member?: string }) => {
+      const result = await enableEndpoint(...(await onEndpoint(ctx, options.endpoint, options.member)), options.endpoint);
       ctx.print(options, result, `Webhook endpoint ${result.id} enabled; ${result.resumed} pending delivery(ies) resumed`);
     });
   webhook
@@ -192,9 +175,10 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
     .description('send again, as new attempt series with their original webhook-id, the failed deliveries of events since a time')
     .requiredOption('--endpoint <id>', 'endpoint id')
     .requiredOption('--since <ISO time>', 'events recorded at or after this time, e.g. 2026-11-20T08:00:00Z')
+    .addOption(memberOption())
     .addOption(jsonOption())
-    .action(async (options: Output & { endpoint: string; since: string }) => {
-      const result = await recoverDeliveries(await ctx.database(), options.endpoint, parseIsoTime('--since', options.since));
+    .action(async (options: Output & { endpoint: string; since: string; member?: string }) => {
+      const result = await recoverEndpoint(...(await onEndpoint(ctx, options.endpoint, options.member)), options.endpoint, options.since);
       ctx.print(options, result, `${result.recovered} failed delivery(ies) of events since ${result.since} queued again, in creation order`);
     });
 }
@@ -204,39 +188,10 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
  * long, and the start of the receiver's answer, quoted so that no control character of it
  * reaches the terminal.
  */
-function describeOutcome(result: ManualResult): string {
+function describeOutcome(result: Omit<ManualResult, 'deliveryId'>): string {
   const status = result.ok ? `Delivered (HTTP ${result.httpStatus})` : `Failed: ${result.error}${result.httpStatus ? ` (HTTP ${result.httpStatus})` : ''}`;
   const when = result.startedAt ? ` at ${result.startedAt}` : '';
   const answer = result.answerStart ? `; the receiver answered ${JSON.stringify(result.answerStart)}` : '';
   const gone = result.disabled ? `\nThe receiver answered 410 Gone: the endpoint is disabled (webhook enable to turn it back on)` : '';
   return `${status}${when} in ${result.durationMs} ms${answer}${gone}`;
-}
-
-const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
-
-/** An ISO 8601 date or date-time with its offset (a bare date is midnight UTC); no day past its month's end. */
-function parseIsoTime(label: string, text: string): Date {
-  const value = text.trim();
-  const match = ISO_TIME.exec(value);
-  const [year, month, day] = match ? [Number(match[1]), Number(match[2]), Number(match[3])] : [0, 0, 0];
-  const realDay = match !== null && month >= 1 && month <= 12 && day >= 1 && new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day;
-  const parsed = realDay ? new Date(value) : null;
-  if (!parsed || Number.isNaN(parsed.getTime())) {
-    throw new InputError(`${label} ${JSON.stringify(text)} is not an ISO 8601 time with its offset, e.g. 2026-11-20T08:00:00Z`);
-  }
-  if (parsed.getTime() > Date.now()) throw new InputError(`${label} ${parsed.toISOString()} is in the future`);
-  return parsed;
-}
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** `0`, or a whole number with a unit: 500ms, 30s, 90m, 24h, 2d. */
-function parseDuration(label: string, text: string, maxMs: number): number {
-  const match = /^\s*(\d{1,9})\s*(ms|s|m|h|d)?\s*$/.exec(text);
-  if (!match || (match[2] === undefined && match[1] !== '0')) {
-    throw new InputError(`${label} ${JSON.stringify(text)} is not a duration such as 24h, 90m, 30s or 2d (or 0)`);
-  }
-  const ms = Number(match[1]) * UNIT_MS[match[2] ?? 'ms']!;
-  if (ms > maxMs) throw new InputError(`${label} must be at most ${maxMs / 86_400_000}d`);
-  return ms;
 }
