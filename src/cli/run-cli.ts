@@ -36,7 +36,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
   try {
     await program.parseAsync([...argv], { from: 'user' });
-    return 0;
+    return ctx.exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0 || error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;

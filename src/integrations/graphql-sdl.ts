@@ -42,8 +42,8 @@ export const INTEGRATIONS_SDL = /* GraphQL */ `
   type UpdatedWebhookEndpoint { id: ID! url: String events: [String!] }
   type EnabledWebhookEndpoint { id: ID! state: String! resumed: Int! }
   "One attempt made now: the receiver's status (or the failure's class) and the start of its answer."
-  type WebhookAttemptResult { ok: Boolean! httpStatus: Int error: String startedAt: DateTime durationMs: Float! answerStart: String disabled: Boolean! }
-  type WebhookTestResult { event: ID! type: String! ok: Boolean! httpStatus: Int error: String startedAt: DateTime durationMs: Float! answerStart: String stillDisabled: Boolean! }
+  type WebhookAttemptResult { ok: Boolean! httpStatus: Int error: String startedAt: DateTime durationMs: Float! answerStart: String disabled: Boolean! "What usually mends a failure (a setting, a check), or null." hint: String }
+  type WebhookTestResult { event: ID! type: String! ok: Boolean! httpStatus: Int error: String startedAt: DateTime durationMs: Float! answerStart: String stillDisabled: Boolean! "What usually mends a failure (a setting, a check), or null." hint: String }
   type WebhookRecovery { endpoint: ID! since: DateTime! recovered: Int! }
   "A new signing secret: in this answer only."
   type RotatedWebhookSecret { id: ID! secret: String! previousSecretUntil: DateTime }
