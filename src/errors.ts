@@ -96,6 +96,20 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return error.cause !== undefined && error.cause !== error && isDatabaseUnavailable(error.cause);
 }
 
+/**
+ * A request's statements stopped because together they took the database time one request may
+ * take (`StatementMeter.limitMs`): the statement running then was cancelled, and none starts after.
+ */
+export class DatabaseTimeSpent extends Error {
+  readonly limitMs: number;
+
+  constructor(limitMs: number, cause?: unknown) {
+    super(`The request's statements took the ${limitMs} ms of database time one request may take.`, cause === undefined ? undefined : { cause });
+    this.name = 'DatabaseTimeSpent';
+    this.limitMs = limitMs;
+  }
+}
+
 /** A statement cancelled by its timeout: PostgreSQL's (SQLSTATE 57014 with its message) or the client's own bound. */
 export function isStatementTimeout(error: unknown): boolean {
   if (!(error instanceof Error)) return false;

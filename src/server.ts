@@ -240,6 +240,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         metricsToken: config.METRICS_TOKEN,
         rateLimiters,
         defaultCostPerMinute: config.INTERNAL_COST_PER_MINUTE,
+        costPerRequest: config.INTERNAL_COST_PER_REQUEST,
         statementTimeoutMs: config.INTERNAL_STATEMENT_TIMEOUT_MS,
       });
       const internalServer = createListener(config, internal.app);

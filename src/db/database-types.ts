@@ -26,6 +26,12 @@ export interface StatementMeter {
   statements: number;
   /** Milliseconds from sending each statement on its connection to its last row (the wait for a connection left out). */
   ms: number;
+  /**
+   * The database time the statements may take together: none starts once it is spent, and those
+   * running when it is are cancelled on PostgreSQL (not through a pooler, nor on the embedded
+   * database, which cannot cancel one), failing with `DatabaseTimeSpent`. None when absent.
+   */
+  limitMs?: number | undefined;
 }
 
 export interface Database extends Queryable {
@@ -58,7 +64,7 @@ export interface Database extends Queryable {
    * other requests take turns (not a transaction).
    */
   withConnection<T>(work: (connection: Queryable) => Promise<T>): Promise<T>;
-  /** `query` and `queryArrays` of the pool, each statement's time on its connection added to `meter`. */
+  /** `query` and `queryArrays` of the pool, each statement's time on its connection added to `meter`, within its `limitMs`. */
   metered(meter: StatementMeter): Queryable;
   /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;

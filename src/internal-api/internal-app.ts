@@ -7,19 +7,20 @@ import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { BOOTSTRAP_TOKEN_NAME, findActiveInternalToken, type InternalPrincipal } from '../auth/internal-token-store.ts';
 import { isWellFormedInternalToken, sha256 } from '../auth/secret-format.ts';
 import type { Database, StatementMeter } from '../db/database.ts';
-import { TableStatistics } from '../graphql/table-statistics-store.ts';
+import { TableStatistics } from '../graphql/work/table-statistics-store.ts';
 import type { ResourceRegistry } from '../model/resource-registry.ts';
-import { ApiError, isDatabaseUnavailable, isStatementTimeout } from '../errors.ts';
+import { ApiError, DatabaseTimeSpent, isDatabaseUnavailable, isStatementTimeout } from '../errors.ts';
 import { requestContext } from '../graphql/execute-operation.ts';
-import { maskError } from '../graphql/plugins.ts';
-import { POINT_MS } from '../graphql/work-estimate.ts';
+import { maskError } from '../graphql/masked-errors.ts';
+import { POINT_MS } from '../graphql/work/estimate.ts';
+import { CostBudget, useCostBudget, type SpentCost } from '../graphql/work/budget.ts';
+import { DATABASE_TIME_PER_CAP, databaseTimeBoundMs, useCostLimit } from '../graphql/work/cost-limit.ts';
 import type { GraphQLContext } from '../graphql/schema.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { RateLimiters } from '../rate-limit/limiters.ts';
 import { auditRecordOf, useAuditPlugin, useAuditTrail, type AuditRecord } from './audit-trail.ts';
 import { compiledGateway } from './compiled-gateway.ts';
-import { CostBudget, useCostBudget, type SpentCost } from './cost-budget.ts';
 import { documentGate } from './document-gate.ts';
 import { DOCUMENT_LIMITS, documentLimits } from './document-limits.ts';
 import { explorerRouter } from './explorer-page.ts';
@@ -54,6 +55,8 @@ export interface InternalAppOptions {
   rateLimiters: Pick<RateLimiters, 'costs'>;
   /** INTERNAL_COST_PER_MINUTE: the budget of a token without one of its own. */
   defaultCostPerMinute: number;
+  /** INTERNAL_COST_PER_REQUEST: the cap, the largest work estimate of one request, in points. */
+  costPerRequest: number;
   /** INTERNAL_STATEMENT_TIMEOUT_MS, as the error of a statement it cancelled says it. */
   statementTimeoutMs: number;
 }
@@ -129,20 +132,35 @@ function withoutSyntaxPrefix(error: GraphQLFormattedError): GraphQLFormattedErro
  */
 export async function createInternalApp(options: InternalAppOptions): Promise<InternalApp> {
   const { logger } = options;
-  const budget = new CostBudget(options.rateLimiters.costs, options.defaultCostPerMinute, options.metrics);
+  const boundMs = databaseTimeBoundMs(options.costPerRequest);
+  const budget = new CostBudget(options.rateLimiters.costs, {
+    defaultPerMinute: options.defaultCostPerMinute,
+    boundPoints: Math.ceil(boundMs / POINT_MS),
+    refused: () => (options.metrics.requestCounts.rateLimitRejections('internal_cost').count += 1),
+  });
   const statistics = new TableStatistics(options.registry.all().map((resource) => resource.table));
   const refresh = () => statistics.refresh(options.primary).catch((error: unknown) => logger.warn({ err: error }, 'table statistics not read; the cost estimate keeps the last ones'));
   await refresh();
   const refreshing = setInterval(() => void refresh(), STATISTICS_REFRESH_MS);
   refreshing.unref();
-  const limits = documentLimits(options.schema, options.registry, DOCUMENT_LIMITS, statistics, (estimate, request) => {
-    const context = request.contextValue as InternalContext;
-    return budget.reserve(context.principal, estimate.points, context.cost);
+  const limits = documentLimits(options.schema, options.registry, DOCUMENT_LIMITS);
+  const costLimit = useCostLimit(options.schema, {
+    registry: options.registry,
+    maxCost: options.costPerRequest,
+    sizes: statistics,
+    shape: limits.size,
+    spend: (estimate, request) => {
+      const context = request.contextValue as InternalContext;
+      return budget.reserve(context.principal, estimate.points, context.cost);
+    },
   });
   const apollo = new ApolloServer<InternalContext>({
     // The served schema, its operations compiled once per document (compiled-gateway.ts).
     gateway: compiledGateway(options.schema),
-    ...limits,
+    validationRules: limits.validationRules,
+    parseOptions: limits.parseOptions,
+    maxRecursiveSelections: limits.maxRecursiveSelections,
+    allowBatchedHttpRequests: limits.allowBatchedHttpRequests,
     // Documents named by hash are the registered ones (document-gate.ts), never a cache a client fills.
     persistedQueries: false,
     // The answer's JSON; graphqlHandler writes it with its newline (graphql-handler.ts).
@@ -150,7 +168,7 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     // The explorer is ours (explorer-page.ts): Apollo's landing page would load its code from a CDN.
     plugins: [
       usePersonalDataGrant(options.schema, options.registry),
-      ...limits.plugins,
+      costLimit,
       useCostBudget(budget, ({ meter }) => Math.ceil(meter.ms / POINT_MS)),
       useFieldUsage(options.schema, options.metrics, logger),
       useAuditPlugin(),
@@ -160,6 +178,10 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
       ApolloServerPluginCacheControlDisabled(),
     ],
     formatError: (formatted, error) => {
+      if (unwrapResolverError(error) instanceof DatabaseTimeSpent) {
+        const message = `This request's statements took the ${boundMs} ms of database time one request may take (${DATABASE_TIME_PER_CAP} times the ${options.costPerRequest} points its estimate may reach) and were stopped; read fewer rows, filter on indexed columns or leave out totalCount.`;
+        return { message, path: formatted.path, extensions: { code: 'QUERY_TIMEOUT' } };
+      }
       if (isStatementTimeout(unwrapResolverError(error))) {
         const message = `A statement of this request ran longer than the statement timeout of internal GraphQL (${options.statementTimeoutMs} ms) and was cancelled; read fewer rows, filter on indexed columns or leave out totalCount.`;
         return { message, path: formatted.path, extensions: { code: 'QUERY_TIMEOUT' } };
@@ -196,7 +218,7 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     documentGate({ db: options.db, budget, metrics: options.metrics, logger }),
     graphqlHandler(apollo, async (_req, res) => {
       const principal = (res.locals as { principal: InternalPrincipal }).principal;
-      const meter: StatementMeter = { statements: 0, ms: 0 };
+      const meter: StatementMeter = { statements: 0, ms: 0, limitMs: boundMs };
       const reads = (options.reads?.() ?? options.db).metered(meter);
       const context = requestContext({ registry: options.registry, db: reads }, { workspaces: principal.workspaces, personalData: principal.personalData });
       const audit = auditRecordOf(res);
