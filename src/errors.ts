@@ -97,16 +97,14 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 }
 
 /**
- * A request's statements stopped because together they took the database time one request may
- * take (`StatementMeter.limitMs`): the statement running then was cancelled, and none starts after.
+ * A request's statements stopped because they took the database time they were allowed
+ * (`StatementMeter.allowance`): those running then were cancelled, and none starts after. The
+ * message says why, for the client.
  */
 export class DatabaseTimeSpent extends Error {
-  readonly limitMs: number;
-
-  constructor(limitMs: number, cause?: unknown) {
-    super(`The request's statements took the ${limitMs} ms of database time one request may take.`, cause === undefined ? undefined : { cause });
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'DatabaseTimeSpent';
-    this.limitMs = limitMs;
   }
 }
 

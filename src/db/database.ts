@@ -11,7 +11,7 @@ import { clientBoundMs, onClient, unitOfWork } from './client-bound.ts';
 import { TimeBound, cancelOn } from './time-bound.ts';
 import type { Database, DatabaseKind, DatabaseOptions, PoolShare, Queryable, QueryListener } from './database-types.ts';
 
-export type { Database, DatabaseKind, DatabaseOptions, PoolShare, Queryable, QueryListener, StatementMeter } from './database-types.ts';
+export type { Database, DatabaseKind, DatabaseOptions, PoolShare, Queryable, QueryListener, StatementMeter, TimeAllowance } from './database-types.ts';
 
 // timestamptz and timestamp arrive as Date; int8 counts as numbers (they stay far below 2^53).
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
@@ -204,7 +204,7 @@ async function wrapPool(
     metered(meter) {
       const bound = new TimeBound(meter);
       const timed = <T>(statement: (connection: Queryable) => Promise<T>) =>
-        onConnection(async (connection, _configured, client) => bound.run(() => statement(connection), meter.limitMs === undefined ? null : await cancellerOf(client)));
+        onConnection(async (connection, _configured, client) => bound.run(() => statement(connection), meter.allowance ? await cancellerOf(client) : null));
       return {
         query: (text, values) => timed((connection) => connection.query(text, values)),
         queryArrays: (text, values) => timed((connection) => connection.queryArrays(text, values)),

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { DatabaseTimeSpent } from '../errors.ts';
-import type { StatementMeter } from './database-types.ts';
+import type { StatementMeter, TimeAllowance } from './database-types.ts';
 
 /** One statement of a metered request, running. */
 interface Running {
@@ -10,35 +10,47 @@ interface Running {
   cancelling: Promise<void> | null;
 }
 
+/** How early more time is asked for: when a quarter of what is allowed is left, so that the answer comes before it is spent. */
+const ASK_WHEN_LEFT = 1 / 4;
+
 /**
- * Runs the statements of one request within the database time its meter allows (`limitMs`): no
- * statement starts once the time is spent, and while statements run (several at once when a
- * request's loaders send theirs together) one timer is set for the moment their time together
- * reaches the limit, when each is cancelled on the server. A cancelled statement keeps its
- * connection until the cancellation has been answered, so that it never reaches the connection's
- * next statement. What each took is added to the meter, as every metered statement's is.
+ * Runs the statements of one request within the database time its meter's allowance gives. While
+ * statements run (several at once when a request's loaders send theirs together), a timer is set
+ * for the moment their time together nears what is allowed, when more is asked for, the
+ * statements running on meanwhile; once none is given, they run to what is allowed, are each
+ * cancelled on the server then, and no other starts. A cancelled statement keeps its connection
+ * until the cancellation has been answered, so that it never reaches the connection's next
+ * statement. What each statement took is added to the meter, as every metered statement's is.
  */
 export class TimeBound {
   readonly #meter: StatementMeter;
-  readonly #limitMs: number | null;
   readonly #running = new Set<Running>();
   #timer: NodeJS.Timeout | undefined;
+  #asking: Promise<void> | null = null;
+  /** No more is given: what is allowed is all there is. */
+  #last = false;
+  #stopped = false;
 
   constructor(meter: StatementMeter) {
     this.#meter = meter;
-    this.#limitMs = meter.limitMs ?? null;
   }
 
   async run<T>(statement: () => Promise<T>, cancel: (() => Promise<void>) | null): Promise<T> {
-    const limit = this.#limitMs;
-    if (limit !== null && this.#meter.ms >= limit) throw new DatabaseTimeSpent(limit);
+    const allowance = this.#meter.allowance;
+    if (allowance) {
+      while (!this.#last && this.#spent() >= allowance.ms) await this.#askMore(allowance);
+      if (this.#stopped || this.#spent() >= allowance.ms) {
+        this.#stopped = true;
+        throw new DatabaseTimeSpent(allowance.stoppedBecause);
+      }
+    }
     const running: Running = { started: performance.now(), cancel, cancelling: null };
     this.#running.add(running);
     this.#schedule();
     try {
       return await statement();
     } catch (error) {
-      if (running.cancelling && limit !== null) throw new DatabaseTimeSpent(limit, error);
+      if (running.cancelling && allowance) throw new DatabaseTimeSpent(allowance.stoppedBecause, error);
       throw error;
     } finally {
       this.#running.delete(running);
@@ -49,19 +61,48 @@ export class TimeBound {
     }
   }
 
-  #schedule(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    if (this.#limitMs === null || this.#running.size === 0) return;
+  /** The time spent so far, the statements running included. */
+  #spent(): number {
     const now = performance.now();
     let spent = this.#meter.ms;
     for (const running of this.#running) spent += now - running.started;
-    // The statements running share what is left: their time together reaches it after this long.
-    const wait = Math.max(0, (this.#limitMs - spent) / this.#running.size);
-    this.#timer = setTimeout(() => this.#stop(), wait);
+    return spent;
+  }
+
+  #askMore(allowance: TimeAllowance): Promise<void> {
+    if (this.#asking) return this.#asking;
+    const asking = allowance
+      .more()
+      .then(
+        (more) => {
+          if (more > 0) allowance.ms += more;
+          else this.#last = true;
+        },
+        () => {
+          this.#last = true;
+        },
+      )
+      .finally(() => {
+        this.#asking = null;
+        this.#schedule();
+      });
+    this.#asking = asking;
+    return asking;
+  }
+
+  #schedule(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const allowance = this.#meter.allowance;
+    if (!allowance || this.#stopped || this.#asking || this.#running.size === 0) return;
+    // The statements running share what is left: their time together reaches a point after this long.
+    const until = (point: number) => Math.max(0, (point - this.#spent()) / this.#running.size);
+    if (this.#last) this.#timer = setTimeout(() => this.#stop(), until(allowance.ms));
+    else this.#timer = setTimeout(() => void this.#askMore(allowance), until(allowance.ms * (1 - ASK_WHEN_LEFT)));
   }
 
   #stop(): void {
+    this.#stopped = true;
     for (const running of this.#running) {
       if (running.cancel && !running.cancelling) running.cancelling = running.cancel().catch(() => {});
     }

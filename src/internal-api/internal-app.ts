@@ -14,7 +14,7 @@ import { requestContext } from '../graphql/execute-operation.ts';
 import { maskError } from '../graphql/masked-errors.ts';
 import { POINT_MS } from '../graphql/work/estimate.ts';
 import { CostBudget, useCostBudget, type SpentCost } from '../graphql/work/budget.ts';
-import { DATABASE_TIME_PER_CAP, databaseTimeBoundMs, useCostLimit } from '../graphql/work/cost-limit.ts';
+import { useCostLimit } from '../graphql/work/cost-limit.ts';
 import type { GraphQLContext } from '../graphql/schema.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -132,10 +132,9 @@ function withoutSyntaxPrefix(error: GraphQLFormattedError): GraphQLFormattedErro
  */
 export async function createInternalApp(options: InternalAppOptions): Promise<InternalApp> {
   const { logger } = options;
-  const boundMs = databaseTimeBoundMs(options.costPerRequest);
   const budget = new CostBudget(options.rateLimiters.costs, {
     defaultPerMinute: options.defaultCostPerMinute,
-    boundPoints: Math.ceil(boundMs / POINT_MS),
+    capPoints: options.costPerRequest,
     refused: () => (options.metrics.requestCounts.rateLimitRejections('internal_cost').count += 1),
   });
   const statistics = new TableStatistics(options.registry.all().map((resource) => resource.table));
@@ -149,9 +148,9 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     maxCost: options.costPerRequest,
     sizes: statistics,
     shape: limits.size,
-    spend: (estimate, request) => {
+    spend: async (estimate, request) => {
       const context = request.contextValue as InternalContext;
-      return budget.reserve(context.principal, estimate.points, context.cost);
+      context.meter.allowance = await budget.reserve(context.principal, estimate.points, context.cost);
     },
   });
   const apollo = new ApolloServer<InternalContext>({
@@ -178,10 +177,9 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
       ApolloServerPluginCacheControlDisabled(),
     ],
     formatError: (formatted, error) => {
-      if (unwrapResolverError(error) instanceof DatabaseTimeSpent) {
-        const message = `This request's statements took the ${boundMs} ms of database time one request may take (${DATABASE_TIME_PER_CAP} times the ${options.costPerRequest} points its estimate may reach) and were stopped; read fewer rows, filter on indexed columns or leave out totalCount.`;
-        return { message, path: formatted.path, extensions: { code: 'QUERY_TIMEOUT' } };
-      }
+      const original = unwrapResolverError(error);
+      // Its message is the budget's own (src/graphql/work/budget.ts): why the statements stopped.
+      if (original instanceof DatabaseTimeSpent) return { message: original.message, path: formatted.path, extensions: { code: 'QUERY_TIMEOUT' } };
       if (isStatementTimeout(unwrapResolverError(error))) {
         const message = `A statement of this request ran longer than the statement timeout of internal GraphQL (${options.statementTimeoutMs} ms) and was cancelled; read fewer rows, filter on indexed columns or leave out totalCount.`;
         return { message, path: formatted.path, extensions: { code: 'QUERY_TIMEOUT' } };
@@ -218,7 +216,7 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     documentGate({ db: options.db, budget, metrics: options.metrics, logger }),
     graphqlHandler(apollo, async (_req, res) => {
       const principal = (res.locals as { principal: InternalPrincipal }).principal;
-      const meter: StatementMeter = { statements: 0, ms: 0, limitMs: boundMs };
+      const meter: StatementMeter = { statements: 0, ms: 0 };
       const reads = (options.reads?.() ?? options.db).metered(meter);
       const context = requestContext({ registry: options.registry, db: reads }, { workspaces: principal.workspaces, personalData: principal.personalData });
       const audit = auditRecordOf(res);

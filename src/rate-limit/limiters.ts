@@ -201,23 +201,27 @@ function pointBudgets(window: RateLimiterAbstract, owed: RateLimiterAbstract, wi
       await window.reward(key, points);
       return state(false, result.consumedPoints - points, paid.owes, result.msBeforeNext);
     },
-    async adjust(key, points, budget) {
-      if (points === 0) return this.peek(key, budget);
-      if (points > 0) {
-        const result = await window.penalty(key, points);
-        const beyond = Math.min(points, result.consumedPoints - budget);
-        if (beyond <= 0) return state(true, result.consumedPoints, (await read(key)).owes, result.msBeforeNext);
-        // What the window cannot hold is owed to the following ones.
-        const kept = await window.reward(key, beyond);
-        const owes = await owed.penalty(key, beyond);
-        return state(true, kept.consumedPoints, owes.consumedPoints, kept.msBeforeNext);
+    async extend(key, points, ceiling) {
+      const result = await window.consume(key, points);
+      if (result.consumedPoints <= ceiling) return state(true, result.consumedPoints, 0, result.msBeforeNext);
+      const back = await window.reward(key, points);
+      return state(false, back.consumedPoints, 0, back.msBeforeNext);
+    },
+    async adjust(key, points, budget, charged) {
+      let result: { consumedPoints: number; msBeforeNext: number };
+      if (points > 0) result = await window.penalty(key, points);
+      else {
+        // Never more than was spent: a window that ended meanwhile starts at nothing, not below.
+        const now = await window.get(key);
+        const back = Math.min(-points, now?.consumedPoints ?? 0);
+        result = back > 0 ? await window.reward(key, back) : { consumedPoints: now?.consumedPoints ?? 0, msBeforeNext: now?.msBeforeNext ?? windowSeconds * 1000 };
       }
-      // Never more than was spent: a window that ended meanwhile starts at nothing, not below.
-      const now = await read(key);
-      const back = Math.min(-points, now.spent);
-      if (back <= 0) return state(true, now.spent, now.owes, now.msBeforeNext);
-      const result = await window.reward(key, back);
-      return state(true, result.consumedPoints, now.owes, result.msBeforeNext);
+      // What the window holds beyond the budget, of this request's charge, is owed to the following ones.
+      const beyond = Math.min(charged, result.consumedPoints - budget);
+      if (beyond <= 0) return state(true, result.consumedPoints, (await read(key)).owes, result.msBeforeNext);
+      const kept = await window.reward(key, beyond);
+      const owes = await owed.penalty(key, beyond);
+      return state(true, kept.consumedPoints, owes.consumedPoints, kept.msBeforeNext);
     },
     async peek(key) {
       const now = await read(key);

@@ -1,7 +1,8 @@
 import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError } from 'graphql';
-import type { StatementMeter } from '../../db/database.ts';
+import type { StatementMeter, TimeAllowance } from '../../db/database.ts';
 import { ApiError, isDatabaseUnavailable } from '../../errors.ts';
+import { POINT_MS } from './estimate.ts';
 
 /** What `extensions.cost` of an answer says (docs/internal-graphql.md, Cost budgets). */
 export interface CostExtension {
@@ -41,11 +42,14 @@ export interface PointBudgets {
    * spent.
    */
   spend(key: string, points: number, budget: number): Promise<BudgetState>;
+  /** Spends `points` more in the current window when the window's spending stays within `ceiling`; nothing otherwise. */
+  extend(key: string, points: number, ceiling: number): Promise<BudgetState>;
   /**
    * Charges `points` more in the current window, or gives them back when negative (never below
-   * nothing spent); what the window's budget cannot hold is owed to the following windows.
+   * nothing spent): the settlement of a request that cost `charged` in all. What the window holds
+   * beyond the budget, up to `charged`, is owed to the following windows.
    */
-  adjust(key: string, points: number, budget: number): Promise<BudgetState>;
+  adjust(key: string, points: number, budget: number, charged: number): Promise<BudgetState>;
   /** The budget's state, spending nothing. */
   peek(key: string, budget: number): Promise<BudgetState>;
 }
@@ -64,6 +68,8 @@ export interface SpentCost {
   estimate: number;
   /** The points reserved before the request ran, and when the window they were spent in ends (ms since the epoch). */
   reserved: { points: number; windowEndsAt: number } | null;
+  /** More points asked for while the request's statements ran, not yet answered: settled after them. */
+  asking?: Promise<unknown> | undefined;
   extension: CostExtension | null;
 }
 
@@ -74,26 +80,70 @@ export function graphqlRefusal(error: ApiError): GraphQLError {
   });
 }
 
-/** How many times its estimate a request is admitted for: what the estimate promises the work to stay within. */
-export const RESERVED_PER_ESTIMATE = 2;
-
 export interface CostBudgetOptions {
   /** INTERNAL_COST_PER_MINUTE: the budget of a token without one of its own. */
   defaultPerMinute: number;
-  /** The most one request can cost, in points: the database time its statements are stopped at (`databaseTimeBoundMs`). */
-  boundPoints: number;
+  /** The cap (INTERNAL_COST_PER_REQUEST): the largest estimate of one request, in points; the bounds below are shares of it. */
+  capPoints: number;
   /** Counts a refusal by the budget. */
   refused: () => void;
 }
 
 /**
+ * What one admitted request and one minute may spend, in caps (docs/internal-graphql.md, Bounds):
+ * a request never uses more database time than 1.5 caps' worth; its statements are cancelled at
+ * 1.25, the rest being the cancellation's own time (sent, noticed by PostgreSQL, answered). A
+ * minute lends half a cap past its budget to requests running past their estimates, the other
+ * half left for the statements cancelled when it is spent, so that a minute spends at most its
+ * budget and one cap. What is lent is owed to the following minutes.
+ */
+export const PER_CAP = { databaseTime: 1.5, cancelledAt: 1.25, lent: 0.5, part: 1 / 20 } as const;
+
+/**
+ * The database time of one admitted request: its estimate first, then parts of the token's budget
+ * asked for while its statements run, each at least as large as what it has (so that few are
+ * asked for), while the minute's spending stays within the budget and one cap beyond it, and never
+ * past the request's bound.
+ */
+class RequestAllowance implements TimeAllowance {
+  ms: number;
+  stoppedBecause = '';
+  readonly #grant: (points: number) => Promise<boolean>;
+  readonly #options: CostBudgetOptions;
+  readonly #spentOut: string;
+
+  constructor(points: number, options: CostBudgetOptions, grant: (points: number) => Promise<boolean>, spentOut: string) {
+    this.ms = points * POINT_MS;
+    this.#options = options;
+    this.#grant = grant;
+    this.#spentOut = spentOut;
+  }
+
+  async more(): Promise<number> {
+    const { capPoints } = this.#options;
+    const allowed = Math.round(this.ms / POINT_MS);
+    const part = Math.min(Math.floor(capPoints * PER_CAP.cancelledAt) - allowed, Math.max(allowed, Math.ceil(capPoints * PER_CAP.part)));
+    if (part <= 0) {
+      this.stoppedBecause = `This request's statements took the database time one request may take (${capPoints * PER_CAP.cancelledAt * POINT_MS} ms, ${PER_CAP.cancelledAt} times the ${capPoints} points its estimate may reach) and were stopped; read fewer rows, filter on indexed columns or leave out totalCount.`;
+      return 0;
+    }
+    if (!(await this.#grant(part))) {
+      this.stoppedBecause = this.#spentOut;
+      return 0;
+    }
+    return part * POINT_MS;
+  }
+}
+
+/**
  * The cost budget of every token, per minute, in the rate-limit store the public limits use. A
- * request is admitted for what it may cost: twice its estimate, at most what its statements are
- * stopped at, so that requests running at once cannot spend past the budget by more than they
- * were admitted for; it is settled at what it cost, and what the minute cannot hold is owed, paid
- * by the following minutes before anything new is admitted. A store that fails answers as the
- * public limit's does: the Redis store limits each instance on its own meanwhile (its insurance
- * limiter), the PostgreSQL store's outage is the database's and answers 503.
+ * request is admitted by its estimate; its statements run past it only on what the minute has
+ * left, up to one cap beyond the budget (`RequestAllowance`), so that requests running at once
+ * cannot spend more than that in a minute; it is settled at what it cost, and what the minute
+ * holds beyond the budget is owed, paid by the following minutes before anything new is admitted.
+ * A store that fails answers as the public limit's does: the Redis store limits each instance on
+ * its own meanwhile (its insurance limiter), the PostgreSQL store's outage is the database's and
+ * answers 503.
  */
 export class CostBudget {
   readonly #budgets: PointBudgets;
@@ -113,31 +163,40 @@ export class CostBudget {
   }
 
   /**
-   * Reserves what the request may cost before it runs, or refuses with 429 RATE_LIMITED, spending
-   * nothing, when it does not fit what is left.
+   * Spends the estimate before the request runs (what is owed first paid), or refuses with 429
+   * RATE_LIMITED, spending nothing, when it does not fit what is left; returns the database time
+   * its statements may take.
    */
-  async reserve(holder: BudgetHolder, estimate: number, spent: SpentCost): Promise<void> {
+  async reserve(holder: BudgetHolder, estimate: number, spent: SpentCost): Promise<TimeAllowance> {
     const budget = this.budgetOf(holder);
     spent.estimate = estimate;
     if (estimate > budget) {
       throw graphqlRefusal(new ApiError('invalid_request', `Query cost ${estimate} exceeds this token's whole budget of ${budget} per minute; read fewer rows or ask for a larger budget.`));
     }
-    const points = Math.min(RESERVED_PER_ESTIMATE * estimate, this.#options.boundPoints, budget);
-    const state = await storeAnswer(this.#budgets.spend(this.#key(holder), points, budget));
-    if (state.allowed) spent.reserved = { points, windowEndsAt: Date.now() + state.msBeforeNext };
+    const key = this.#key(holder);
+    const state = await storeAnswer(this.#budgets.spend(key, estimate, budget));
     spent.extension = this.#extension(estimate, 0, budget, state);
     if (!state.allowed) {
       this.#options.refused();
       const wait = String(Math.max(1, spent.extension.resetSeconds));
-      const owed = state.owed > 0 ? ` (${state.owed} are owed for requests that cost more than their minute held)` : '';
+      const owed = state.owed > 0 ? ` (${state.owed} more are owed: requests that cost more than their minute held)` : '';
       throw graphqlRefusal(
-        new ApiError(
-          'RATE_LIMITED',
-          `This query is admitted for ${points} cost points (twice its estimate of ${estimate}, at most what one request may cost), and ${spent.extension.remaining} of this token's ${budget} per minute are left${owed}; retry after ${wait} s.`,
-          { headers: { 'Retry-After': wait } },
-        ),
+        new ApiError('RATE_LIMITED', `This query costs ${estimate}, and ${spent.extension.remaining} of this token's ${budget} cost points per minute are left${owed}; retry after ${wait} s.`, {
+          headers: { 'Retry-After': wait },
+        }),
       );
     }
+    const reserved = { points: estimate, windowEndsAt: Date.now() + state.msBeforeNext };
+    spent.reserved = reserved;
+    const ceiling = budget + Math.floor(this.#options.capPoints * PER_CAP.lent);
+    const spentOut = `This request's statements took more database time than its estimate of ${estimate} points, and this token's minute has none left to give (its budget of ${budget} and ${ceiling - budget} lent past it, which the following minutes pay back); they were stopped.`;
+    return new RequestAllowance(estimate, this.#options, async (points) => {
+      const asking = this.#budgets.extend(key, points, ceiling);
+      spent.asking = asking;
+      const granted = await asking;
+      if (granted.allowed) reserved.points += points;
+      return granted.allowed;
+    }, spentOut);
   }
 
   /** What is left, spending nothing; null when the store cannot say (the answer then goes without). */
@@ -158,13 +217,15 @@ export class CostBudget {
    */
   async settle(holder: BudgetHolder, spent: SpentCost, actual: number): Promise<CostExtension | null> {
     const budget = this.budgetOf(holder);
+    // A part asked for while the last statements ran is spent or refused before the request is settled.
+    await spent.asking?.catch(() => {});
     const reserved = spent.reserved;
     spent.reserved = null;
     try {
       const key = this.#key(holder);
       const difference = reserved === null ? 0 : actual - reserved.points;
       const current = reserved !== null && Date.now() < reserved.windowEndsAt;
-      const state = difference > 0 || (current && difference < 0) ? await this.#budgets.adjust(key, difference, budget) : await this.#budgets.peek(key, budget);
+      const state = difference > 0 || current ? await this.#budgets.adjust(key, difference, budget, actual) : await this.#budgets.peek(key, budget);
       return this.#extension(spent.estimate, reserved === null ? 0 : actual, budget, state);
     } catch {
       return null;

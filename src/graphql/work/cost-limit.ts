@@ -6,17 +6,6 @@ import { refusal } from '../document-size.ts';
 import { POINT_MS, estimateWork, type WorkEstimate } from './estimate.ts';
 import type { TableSizes } from './table-statistics-store.ts';
 
-/**
- * How far past the cap one request's statements may run, in database time: a request admitted by
- * its estimate is stopped at 1.5 times the cap's database time (`databaseTimeBoundMs`).
- */
-export const DATABASE_TIME_PER_CAP = 1.5;
-
-/** The database time one request's statements may take before they are stopped: 1.5 times the cap's. */
-export function databaseTimeBoundMs(maxCost: number): number {
-  return maxCost * DATABASE_TIME_PER_CAP * POINT_MS;
-}
-
 export interface CostLimitOptions {
   registry: ResourceRegistry;
   /** The cap: the largest work estimate of one request, in points (`estimateWork`). */
