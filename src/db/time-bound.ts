@@ -10,8 +10,8 @@ interface Running {
   cancelling: Promise<void> | null;
 }
 
-/** How early more time is asked for: when a quarter of what is allowed is left, so that the answer comes before it is spent. */
-const ASK_WHEN_LEFT = 1 / 4;
+/** How early more time is asked for: when half of what is allowed is left, so that the answer comes before it is spent. */
+const ASK_WHEN_LEFT = 1 / 2;
 
 /**
  * Runs the statements of one request within the database time its meter's allowance gives. While
@@ -71,6 +71,7 @@ export class TimeBound {
 
   #askMore(allowance: TimeAllowance): Promise<void> {
     if (this.#asking) return this.#asking;
+    if (this.#stopped) return Promise.resolve();
     const asking = allowance
       .more()
       .then(
@@ -87,6 +88,7 @@ export class TimeBound {
         this.#schedule();
       });
     this.#asking = asking;
+    clearTimeout(this.#timer);
     return asking;
   }
 
@@ -94,15 +96,17 @@ export class TimeBound {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     const allowance = this.#meter.allowance;
-    if (!allowance || this.#stopped || this.#asking || this.#running.size === 0) return;
+    if (!allowance || this.#stopped || this.#running.size === 0) return;
     // The statements running share what is left: their time together reaches a point after this long.
     const until = (point: number) => Math.max(0, (point - this.#spent()) / this.#running.size);
+    if (this.#asking) return;
     if (this.#last) this.#timer = setTimeout(() => this.#stop(), until(allowance.ms));
     else this.#timer = setTimeout(() => void this.#askMore(allowance), until(allowance.ms * (1 - ASK_WHEN_LEFT)));
   }
 
   #stop(): void {
     this.#stopped = true;
+    this.#last = true;
     for (const running of this.#running) {
       if (running.cancel && !running.cancelling) running.cancelling = running.cancel().catch(() => {});
     }

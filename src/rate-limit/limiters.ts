@@ -202,10 +202,12 @@ function pointBudgets(window: RateLimiterAbstract, owed: RateLimiterAbstract, wi
       return state(false, result.consumedPoints - points, paid.owes, result.msBeforeNext);
     },
     async extend(key, points, ceiling) {
-      const result = await window.consume(key, points);
-      if (result.consumedPoints <= ceiling) return state(true, result.consumedPoints, 0, result.msBeforeNext);
+      // What was owed this minute counts: a request settled past the budget does not make room to lend again.
+      const [result, owes] = await Promise.all([window.consume(key, points), owed.get(key)]);
+      const owing = Math.max(0, owes?.consumedPoints ?? 0);
+      if (result.consumedPoints + owing <= ceiling) return state(true, result.consumedPoints, owing, result.msBeforeNext);
       const back = await window.reward(key, points);
-      return state(false, back.consumedPoints, 0, back.msBeforeNext);
+      return state(false, back.consumedPoints, owing, back.msBeforeNext);
     },
     async adjust(key, points, budget, charged) {
       let result: { consumedPoints: number; msBeforeNext: number };

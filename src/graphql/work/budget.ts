@@ -100,14 +100,14 @@ export interface CostBudgetOptions {
 export const PER_CAP = { databaseTime: 1.5, cancelledAt: 1.25, lent: 0.5, part: 1 / 20 } as const;
 
 /**
- * The database time of one admitted request: its estimate first, then parts of the token's budget
- * asked for while its statements run, each at least as large as what it has (so that few are
- * asked for), while the minute's spending stays within the budget and one cap beyond it, and never
- * past the request's bound.
+ * The database time of one admitted request: its estimate (with a head start of a twentieth of the
+ * cap where it fits), then parts of the token's budget asked for while its statements run, each at
+ * least as large as what it has (so that few are asked for), while the minute's spending stays
+ * within the budget and half a cap past it, and never past 1.25 caps.
  */
 class RequestAllowance implements TimeAllowance {
   ms: number;
-  stoppedBecause = '';
+  stoppedBecause: string;
   readonly #grant: (points: number) => Promise<boolean>;
   readonly #options: CostBudgetOptions;
   readonly #spentOut: string;
@@ -117,6 +117,7 @@ class RequestAllowance implements TimeAllowance {
     this.#options = options;
     this.#grant = grant;
     this.#spentOut = spentOut;
+    this.stoppedBecause = spentOut;
   }
 
   async more(): Promise<number> {
@@ -174,7 +175,15 @@ export class CostBudget {
       throw graphqlRefusal(new ApiError('invalid_request', `Query cost ${estimate} exceeds this token's whole budget of ${budget} per minute; read fewer rows or ask for a larger budget.`));
     }
     const key = this.#key(holder);
-    const state = await storeAnswer(this.#budgets.spend(key, estimate, budget));
+    // A head start: a first part given with the estimate when it fits, so that a request that runs a
+    // little past its estimate need not ask; admitted by its estimate alone when only that fits.
+    const headStart = Math.max(estimate, Math.ceil(this.#options.capPoints * PER_CAP.part));
+    let points = headStart;
+    let state = await storeAnswer(this.#budgets.spend(key, points, budget));
+    if (!state.allowed && headStart > estimate) {
+      points = estimate;
+      state = await storeAnswer(this.#budgets.spend(key, points, budget));
+    }
     spent.extension = this.#extension(estimate, 0, budget, state);
     if (!state.allowed) {
       this.#options.refused();
@@ -186,15 +195,15 @@ export class CostBudget {
         }),
       );
     }
-    const reserved = { points: estimate, windowEndsAt: Date.now() + state.msBeforeNext };
+    const reserved = { points, windowEndsAt: Date.now() + state.msBeforeNext };
     spent.reserved = reserved;
     const ceiling = budget + Math.floor(this.#options.capPoints * PER_CAP.lent);
     const spentOut = `This request's statements took more database time than its estimate of ${estimate} points, and this token's minute has none left to give (its budget of ${budget} and ${ceiling - budget} lent past it, which the following minutes pay back); they were stopped.`;
-    return new RequestAllowance(estimate, this.#options, async (points) => {
-      const asking = this.#budgets.extend(key, points, ceiling);
+    return new RequestAllowance(points, this.#options, async (part) => {
+      const asking = this.#budgets.extend(key, part, ceiling);
       spent.asking = asking;
       const granted = await asking;
-      if (granted.allowed) reserved.points += points;
+      if (granted.allowed) reserved.points += part;
       return granted.allowed;
     }, spentOut);
   }
