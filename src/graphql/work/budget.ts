@@ -2,7 +2,7 @@ import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError } from 'graphql';
 import type { StatementMeter, TimeAllowance } from '../../db/database.ts';
 import { ApiError, isDatabaseUnavailable } from '../../errors.ts';
-import { POINT_MS } from './estimate.ts';
+import { PER_CAP, RequestAllowance } from './allowance.ts';
 
 /** What `extensions.cost` of an answer says (docs/internal-graphql.md, Cost budgets). */
 export interface CostExtension {
@@ -83,57 +83,10 @@ export function graphqlRefusal(error: ApiError): GraphQLError {
 export interface CostBudgetOptions {
   /** INTERNAL_COST_PER_MINUTE: the budget of a token without one of its own. */
   defaultPerMinute: number;
-  /** The cap (INTERNAL_COST_PER_REQUEST): the largest estimate of one request, in points; the bounds below are shares of it. */
+  /** The cap (INTERNAL_COST_PER_REQUEST): the largest estimate of one request, in points; the other bounds are shares of it (`PER_CAP`). */
   capPoints: number;
   /** Counts a refusal by the budget. */
   refused: () => void;
-}
-
-/**
- * What one admitted request and one minute may spend, in caps (docs/internal-graphql.md, Bounds):
- * a request never uses more database time than 1.5 caps' worth; its statements are cancelled at
- * 1.25, the rest being the cancellation's own time (sent, noticed by PostgreSQL, answered). A
- * minute lends half a cap past its budget to requests running past their estimates, the other
- * half left for the statements cancelled when it is spent, so that a minute spends at most its
- * budget and one cap. What is lent is owed to the following minutes.
- */
-export const PER_CAP = { databaseTime: 1.5, cancelledAt: 1.25, lent: 0.5, part: 1 / 20 } as const;
-
-/**
- * The database time of one admitted request: its estimate (with a head start of a twentieth of the
- * cap where it fits), then parts of the token's budget asked for while its statements run, each at
- * least as large as what it has (so that few are asked for), while the minute's spending stays
- * within the budget and half a cap past it, and never past 1.25 caps.
- */
-class RequestAllowance implements TimeAllowance {
-  ms: number;
-  stoppedBecause: string;
-  readonly #grant: (points: number) => Promise<boolean>;
-  readonly #options: CostBudgetOptions;
-  readonly #spentOut: string;
-
-  constructor(points: number, options: CostBudgetOptions, grant: (points: number) => Promise<boolean>, spentOut: string) {
-    this.ms = points * POINT_MS;
-    this.#options = options;
-    this.#grant = grant;
-    this.#spentOut = spentOut;
-    this.stoppedBecause = spentOut;
-  }
-
-  async more(): Promise<number> {
-    const { capPoints } = this.#options;
-    const allowed = Math.round(this.ms / POINT_MS);
-    const part = Math.min(Math.floor(capPoints * PER_CAP.cancelledAt) - allowed, Math.max(allowed, Math.ceil(capPoints * PER_CAP.part)));
-    if (part <= 0) {
-      this.stoppedBecause = `This request's statements took the database time one request may take (${capPoints * PER_CAP.cancelledAt * POINT_MS} ms, ${PER_CAP.cancelledAt} times the ${capPoints} points its estimate may reach) and were stopped; read fewer rows, filter on indexed columns or leave out totalCount.`;
-      return 0;
-    }
-    if (!(await this.#grant(part))) {
-      this.stoppedBecause = this.#spentOut;
-      return 0;
-    }
-    return part * POINT_MS;
-  }
 }
 
 /**
@@ -199,7 +152,7 @@ export class CostBudget {
     spent.reserved = reserved;
     const ceiling = budget + Math.floor(this.#options.capPoints * PER_CAP.lent);
     const spentOut = `This request's statements took more database time than its estimate of ${estimate} points, and this token's minute has none left to give (its budget of ${budget} and ${ceiling - budget} lent past it, which the following minutes pay back); they were stopped.`;
-    return new RequestAllowance(points, this.#options, async (part) => {
+    return new RequestAllowance(points, this.#options.capPoints, async (part) => {
       const asking = this.#budgets.extend(key, part, ceiling);
       spent.asking = asking;
       const granted = await asking;
