@@ -204,10 +204,10 @@ function pointBudgets(window: RateLimiterAbstract, owed: RateLimiterAbstract, wi
     async extend(key, points, ceiling) {
       // What was owed this minute counts: a request settled past the budget does not make room to lend again.
       const [result, owes] = await Promise.all([window.consume(key, points), owed.get(key)]);
-      const owing = Math.max(0, owes?.consumedPoints ?? 0);
-      if (result.consumedPoints + owing <= ceiling) return state(true, result.consumedPoints, owing, result.msBeforeNext);
-      const back = await window.reward(key, points);
-      return state(false, back.consumedPoints, owing, back.msBeforeNext);
+      const over = result.consumedPoints + Math.max(0, owes?.consumedPoints ?? 0) - ceiling;
+      // As much as fits: what does not is given back at once.
+      if (over > 0) await window.reward(key, Math.min(points, over));
+      return Math.max(0, points - Math.max(0, over));
     },
     async adjust(key, points, budget, charged) {
       let result: { consumedPoints: number; msBeforeNext: number };

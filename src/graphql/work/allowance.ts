@@ -4,28 +4,29 @@ import { POINT_MS } from './estimate.ts';
 /**
  * What one admitted request and one minute may spend, in caps (docs/internal-graphql.md, Limits):
  * a request never uses more database time than 1.5 caps' worth; its statements are cancelled at
- * 1.25, the rest being the cancellation's own time (sent, noticed by PostgreSQL, answered). A
- * minute lends half a cap past its budget to requests running past their estimates, the other
- * half left for the statements cancelled when it is spent, so that a minute spends at most its
- * budget and one cap. What is lent is owed to the following minutes.
+ * one, the other half being the time of the statements running then (their cancellation sent,
+ * noticed by PostgreSQL and answered, on a process whose event loop may be late). A minute lends a
+ * quarter of a cap past its budget to requests running past their estimates, the other three
+ * quarters left for the statements cancelled when it is spent, so that a minute spends at most
+ * its budget and one cap. What is lent is owed to the following minutes.
  */
-export const PER_CAP = { cancelledAt: 1.25, lent: 0.5, part: 1 / 20 } as const;
+export const PER_CAP = { cancelledAt: 1, lent: 0.25, part: 1 / 20 } as const;
 
 /**
  * The database time of one admitted request: its estimate (with a head start of a twentieth of the
  * cap where it fits), then parts of the token's budget asked for while its statements run, each at
  * least as large as what it has (so that few are asked for), while the minute's spending stays
- * within the budget and half a cap past it, and never past 1.25 caps.
+ * within the budget and a quarter of a cap past it, and never past the cap.
  */
 export class RequestAllowance implements TimeAllowance {
   ms: number;
   stoppedBecause: string;
   readonly #capPoints: number;
-  /** Spends `points` more of the token's minute, if it lends them. */
-  readonly #grant: (points: number) => Promise<boolean>;
+  /** Spends up to `points` more of the token's minute, as many as it lends; returns how many. */
+  readonly #grant: (points: number) => Promise<number>;
 
   /** `spentOut`: what the request is told when the minute lends no more. */
-  constructor(points: number, capPoints: number, grant: (points: number) => Promise<boolean>, spentOut: string) {
+  constructor(points: number, capPoints: number, grant: (points: number) => Promise<number>, spentOut: string) {
     this.ms = points * POINT_MS;
     this.#capPoints = capPoints;
     this.#grant = grant;
@@ -37,10 +38,10 @@ export class RequestAllowance implements TimeAllowance {
     const allowed = Math.round(this.ms / POINT_MS);
     const part = Math.min(Math.floor(capPoints * PER_CAP.cancelledAt) - allowed, Math.max(allowed, Math.ceil(capPoints * PER_CAP.part)));
     if (part <= 0) {
-      this.stoppedBecause = `This request's statements took the database time one request may take (${capPoints * PER_CAP.cancelledAt * POINT_MS} ms, ${PER_CAP.cancelledAt} times the ${capPoints} points its estimate may reach) and were stopped; read fewer rows, filter on indexed columns or leave out totalCount.`;
+      this.stoppedBecause = `This request's statements took the database time of the cap (${capPoints} points, ${capPoints * PER_CAP.cancelledAt * POINT_MS} ms) and were stopped; read fewer rows, filter on indexed columns or leave out totalCount.`;
       return 0;
     }
-    return (await this.#grant(part)) ? part * POINT_MS : 0;
+    return (await this.#grant(part)) * POINT_MS;
   }
 }
 

@@ -42,8 +42,8 @@ export interface PointBudgets {
    * spent.
    */
   spend(key: string, points: number, budget: number): Promise<BudgetState>;
-  /** Spends `points` more in the current window when the window's spending stays within `ceiling`; nothing otherwise. */
-  extend(key: string, points: number, ceiling: number): Promise<BudgetState>;
+  /** Spends up to `points` more in the current window, as many as keep its spending (and what is owed) within `ceiling`; returns how many. */
+  extend(key: string, points: number, ceiling: number): Promise<number>;
   /**
    * Charges `points` more in the current window, or gives them back when negative (never below
    * nothing spent): the settlement of a request that cost `charged` in all. What the window holds
@@ -156,8 +156,8 @@ export class CostBudget {
       const asking = this.#budgets.extend(key, part, ceiling);
       spent.asking = asking;
       const granted = await asking;
-      if (granted.allowed) reserved.points += part;
-      return granted.allowed;
+      reserved.points += granted;
+      return granted;
     }, spentOut);
   }
 
