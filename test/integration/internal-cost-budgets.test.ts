@@ -118,8 +118,8 @@ for (const [onTarget, stores] of SINGLE_INSTANCE) describeOnEachStore([onTarget]
 });
 
 describeOnEachStore(DATABASE_TARGETS, ['postgres', 'redis'], 'two instances on %s sharing the %s rate-limit store', (target, store) => {
-  // The cap, INTERNAL_COST_PER_REQUEST: a minute lends a quarter of it past the budget, the rest is for the
-  // statements cancelled when it lends no more; on the embedded database smaller: what keeps its engine busy costs the test its time.
+  // The cap, INTERNAL_COST_PER_REQUEST: what a minute's requests may spend past the budget while being
+  // cancelled; on the embedded database smaller: what keeps its engine busy costs the test its time.
   const cap = target === 'postgres' ? 40_000 : 2_000;
   let db: Database;
   let one: TestApi;
@@ -169,8 +169,8 @@ describeOnEachStore(DATABASE_TARGETS, ['postgres', 'redis'], 'two instances on %
     expect(burst.every((answer) => answer.status === 200 || answer.body.errors?.[0]?.extensions?.code === 'RATE_LIMITED')).toBe(true);
     expect(admitted.some((answer) => answer.body.errors?.[0]?.extensions?.code === 'QUERY_TIMEOUT')).toBe(true);
     const spent = admitted.reduce((sum, answer) => sum + answer.cost!.actual, 0);
-    // Each was admitted by its estimate and ran past it on what the minute lent, up to a quarter of a cap past
-    // the budget; PostgreSQL cancels a statement when none is left, the embedded engine cannot.
+    // Each was admitted by its estimate and ran past it on what was left of the budget; PostgreSQL
+    // cancels a statement when none is, the embedded engine cannot.
     if (target === 'postgres') expect(spent).toBeLessThanOrEqual(budget + cap);
     // What was spent past the budget is owed, the same on both instances.
     const owed = Math.max(0, spent - budget);

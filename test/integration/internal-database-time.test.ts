@@ -54,13 +54,13 @@ describeOnEachDatabase('the database time of one internal request on %s', (targe
   });
 
   it('what a request costs beyond what its minute holds is owed: the next request waits for it, and it is paid before anything new is admitted', async () => {
-    // A budget of half a cap: the minute lends a quarter more, then the request is stopped and owes what it took past the budget.
+    // A budget of half a cap: the request runs to it, is stopped, and owes what its statements took past it until they were.
     const budget = cap / 2;
     const token = await create('owing', '--cost-per-minute', String(budget));
     const stopped = await whileBusy(db, () => ask(token, NESTED));
     expect(stopped.body.errors?.[0]?.extensions?.code).toBe('QUERY_TIMEOUT');
     const owed = stopped.cost!.actual - budget;
-    expect(owed).toBeGreaterThanOrEqual(cap / 4);
+    expect(owed).toBeGreaterThan(0);
     expect(stopped.cost).toMatchObject({ budget, remaining: 0 });
     expect(stopped.cost!.resetSeconds).toBeGreaterThan(60);
 

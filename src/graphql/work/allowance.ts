@@ -2,21 +2,21 @@ import type { TimeAllowance } from '../../db/database.ts';
 import { POINT_MS } from './estimate.ts';
 
 /**
- * What one admitted request and one minute may spend, in caps (docs/internal-graphql.md, Limits):
- * a request never uses more database time than 1.5 caps' worth; its statements are cancelled at
- * one, the other half being the time of the statements running then (their cancellation sent,
- * noticed by PostgreSQL and answered, on a process whose event loop may be late). A minute lends a
- * quarter of a cap past its budget to requests running past their estimates, the other three
- * quarters left for the statements cancelled when it is spent, so that a minute spends at most
- * its budget and one cap. What is lent is owed to the following minutes.
+ * What one admitted request may spend, in caps (docs/internal-graphql.md, Limits): never more
+ * database time than 1.5 caps' worth; its statements are cancelled at one, the other half being
+ * the time of the statements running then (their cancellation sent, noticed by PostgreSQL and
+ * answered, by a process whose event loop may be late). A minute lends nothing past its budget:
+ * what the statements running when it is spent take until they are cancelled is the most it spends
+ * past it (a cap at most), owed to the following minutes. A part asked for is at least a twentieth
+ * of the cap.
  */
-export const PER_CAP = { cancelledAt: 1, lent: 0.25, part: 1 / 20 } as const;
+export const PER_CAP = { cancelledAt: 1, part: 1 / 20 } as const;
 
 /**
  * The database time of one admitted request: its estimate (with a head start of a twentieth of the
  * cap where it fits), then parts of the token's budget asked for while its statements run, each at
  * least as large as what it has (so that few are asked for), while the minute's spending stays
- * within the budget and a quarter of a cap past it, and never past the cap.
+ * within the budget, and never past the cap.
  */
 export class RequestAllowance implements TimeAllowance {
   ms: number;

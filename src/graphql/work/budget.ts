@@ -150,10 +150,9 @@ export class CostBudget {
     }
     const reserved = { points, windowEndsAt: Date.now() + state.msBeforeNext };
     spent.reserved = reserved;
-    const ceiling = budget + Math.floor(this.#options.capPoints * PER_CAP.lent);
-    const spentOut = `This request's statements took more database time than its estimate of ${estimate} points, and this token's minute has none left to give (its budget of ${budget} and ${ceiling - budget} lent past it, which the following minutes pay back); they were stopped.`;
+    const spentOut = `This request's statements took more database time than its estimate of ${estimate} points, and this token's budget of ${budget} per minute has none left to give; they were stopped.`;
     return new RequestAllowance(points, this.#options.capPoints, async (part) => {
-      const asking = this.#budgets.extend(key, part, ceiling);
+      const asking = this.#budgets.extend(key, part, budget);
       spent.asking = asking;
       const granted = await asking;
       reserved.points += granted;
