@@ -177,6 +177,7 @@ function pointBudgets(window: RateLimiterAbstract, owed: RateLimiterAbstract, wi
     const [spent, owes] = await Promise.all([window.get(key), owed.get(key)]);
     return { spent: spent?.consumedPoints ?? 0, msBeforeNext: spent?.msBeforeNext ?? windowSeconds * 1000, owes: Math.max(0, owes?.consumedPoints ?? 0) };
   };
+  const owing = async (key: string) => Math.max(0, (await owed.get(key))?.consumedPoints ?? 0);
   /** Moves what `key` owes into its current window, as far as `budget` leaves room. */
   const pay = async (key: string, budget: number) => {
     const now = await read(key);
@@ -195,16 +196,21 @@ function pointBudgets(window: RateLimiterAbstract, owed: RateLimiterAbstract, wi
   return {
     windowSeconds,
     async spend(key, points, budget) {
-      const paid = await pay(key, budget);
-      const result = await window.consume(key, points);
-      if (result.consumedPoints <= budget) return state(true, result.consumedPoints, paid.owes, result.msBeforeNext);
+      // One round trip when nothing is owed, as almost always; else the points go back, what is owed is paid first.
+      let [result, owes] = await Promise.all([window.consume(key, points), owing(key)]);
+      if (owes > 0) {
+        await window.reward(key, points);
+        owes = (await pay(key, budget)).owes;
+        result = await window.consume(key, points);
+      }
+      if (result.consumedPoints <= budget) return state(true, result.consumedPoints, owes, result.msBeforeNext);
       await window.reward(key, points);
-      return state(false, result.consumedPoints - points, paid.owes, result.msBeforeNext);
+      return state(false, result.consumedPoints - points, owes, result.msBeforeNext);
     },
     async extend(key, points, ceiling) {
       // What was owed this minute counts: a request settled past the budget does not make room to lend again.
-      const [result, owes] = await Promise.all([window.consume(key, points), owed.get(key)]);
-      const over = result.consumedPoints + Math.max(0, owes?.consumedPoints ?? 0) - ceiling;
+      const [result, owes] = await Promise.all([window.consume(key, points), owing(key)]);
+      const over = result.consumedPoints + owes - ceiling;
       // As much as fits: what does not is given back at once.
       if (over > 0) await window.reward(key, Math.min(points, over));
       return Math.max(0, points - Math.max(0, over));
@@ -220,7 +226,7 @@ function pointBudgets(window: RateLimiterAbstract, owed: RateLimiterAbstract, wi
       }
       // What the window holds beyond the budget, of this request's charge, is owed to the following ones.
       const beyond = Math.min(charged, result.consumedPoints - budget);
-      if (beyond <= 0) return state(true, result.consumedPoints, (await read(key)).owes, result.msBeforeNext);
+      if (beyond <= 0) return state(true, result.consumedPoints, await owing(key), result.msBeforeNext);
       const kept = await window.reward(key, beyond);
       const owes = await owed.penalty(key, beyond);
       return state(true, kept.consumedPoints, owes.consumedPoints, kept.msBeforeNext);
