@@ -57,7 +57,7 @@ export interface InternalAppOptions {
   defaultCostPerMinute: number;
   /** INTERNAL_COST_PER_REQUEST: the cap, the largest work estimate of one request, in points. */
   costPerRequest: number;
-  /** INTERNAL_STATEMENT_TIMEOUT_MS, as the error of a statement it cancelled says it. */
+  /** The statement timeout of `db` (`internalStatementTimeoutMs`), as the error of a statement it cancelled says it. */
   statementTimeoutMs: number;
 }
 

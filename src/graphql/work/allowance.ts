@@ -10,7 +10,16 @@ import { POINT_MS } from './estimate.ts';
  * past it (a cap at most), owed to the following minutes. A part asked for is at least a twentieth
  * of the cap.
  */
-export const PER_CAP = { cancelledAt: 1, part: 1 / 20 } as const;
+export const PER_CAP = { databaseTime: 1.5, cancelledAt: 1, part: 1 / 20 } as const;
+
+/**
+ * The statement timeout of internal GraphQL's connections: its setting, or the database time one
+ * request may use when that is shorter, so that PostgreSQL itself stops a statement there even
+ * when this process is too busy to cancel it in time.
+ */
+export function internalStatementTimeoutMs(settingMs: number, capPoints: number): number {
+  return Math.min(settingMs, Math.ceil(capPoints * PER_CAP.databaseTime * POINT_MS));
+}
 
 /**
  * The database time of one admitted request: its estimate (with a head start of a twentieth of the
