@@ -99,6 +99,8 @@ export const configSchema = z
     METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
     // Cost points per minute of an internal token without a budget of its own (docs/internal-graphql.md).
     INTERNAL_COST_PER_MINUTE: positiveInt.max(1_000_000_000).default(DEFAULT_INTERNAL_COST_PER_MINUTE),
+    // The cap: the largest work estimate of one request (200 ms of database time); its statements stop at 1.5 times that.
+    INTERNAL_COST_PER_REQUEST: positiveInt.max(10_000_000).default(20_000),
     // Internal GraphQL's own connections and statement timeout, beside the public API's (docs/internal-graphql.md, Bulkhead).
     INTERNAL_DB_POOL_SIZE: positiveInt.max(100).default(2),
     INTERNAL_STATEMENT_TIMEOUT_MS: positiveInt.max(600_000).default(1000),

@@ -102,6 +102,18 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return error.cause !== undefined && error.cause !== error && isDatabaseUnavailable(error.cause);
 }
 
+/**
+ * A request's statements stopped because they took the database time they were allowed
+ * (`StatementMeter.allowance`): those running then were cancelled, and none starts after. The
+ * message says why, for the client.
+ */
+export class DatabaseTimeSpent extends Error {
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'DatabaseTimeSpent';
+  }
+}
+
 /** A statement cancelled by its timeout: PostgreSQL's (SQLSTATE 57014 with its message) or the client's own bound. */
 export function isStatementTimeout(error: unknown): boolean {
   if (!(error instanceof Error)) return false;

@@ -28,6 +28,7 @@ import { packagePath } from './package-root.ts';
 import { Metrics } from './observability/metrics.ts';
 import { FailureGuard } from './rate-limit/failure-guard.ts';
 import { createRateLimiters, type RateLimiters } from './rate-limit/limiters.ts';
+import { internalStatementTimeoutMs } from './graphql/work/allowance.ts';
 import { bindUnboundSecrets } from './webhooks/reseal-store.ts';
 import { resolveSecretBox } from './webhooks/secret-box.ts';
 
@@ -140,9 +141,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     // Internal GraphQL's bulkhead: connections and a statement timeout of its own, on the primary and
     // on each replica. The embedded database runs one statement at a time whatever the connections:
     // one connection there keeps internal work to one statement in its queue.
+    const internalStatementTimeout = internalStatementTimeoutMs(config.INTERNAL_STATEMENT_TIMEOUT_MS, config.INTERNAL_COST_PER_REQUEST);
     const internalShare: PoolShare = {
       poolSize: db.kind === 'embedded' ? 1 : config.INTERNAL_DB_POOL_SIZE,
-      statementTimeoutMs: config.INTERNAL_STATEMENT_TIMEOUT_MS,
+      statementTimeoutMs: internalStatementTimeout,
       applicationName: 'course-booking-api-internal',
       preparedStatements: preparedStatementsSetting(config),
     };
@@ -243,7 +245,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         metricsToken: config.METRICS_TOKEN,
         rateLimiters,
         defaultCostPerMinute: config.INTERNAL_COST_PER_MINUTE,
-        statementTimeoutMs: config.INTERNAL_STATEMENT_TIMEOUT_MS,
+        costPerRequest: config.INTERNAL_COST_PER_REQUEST,
+        statementTimeoutMs: internalStatementTimeout,
         integrations: integrationContext({
           db: internalDb,
           config,

@@ -3,7 +3,7 @@ import { mergeSchemas } from '@graphql-tools/schema';
 import type { GraphQLSchema } from 'graphql';
 import { ApiError } from '../errors.ts';
 import { listIndexOf, rememberListIndex } from '../graphql/connections.ts';
-import { PRICES } from '../graphql/work-estimate.ts';
+import { PRICES } from '../graphql/work/estimate.ts';
 import { isInputError } from '../input-error.ts';
 import { isNotPermittedError } from '../workspaces/member-store.ts';
 import type { Actor } from './actor.ts';

@@ -78,6 +78,7 @@ function harness() {
     costs: {
       windowSeconds: WINDOW_S,
       spend: () => Promise.reject(new Error('a public route spent a cost budget')),
+      extend: () => Promise.reject(new Error('a public route spent a cost budget')),
       adjust: () => Promise.reject(new Error('a public route settled a cost budget')),
       peek: () => Promise.reject(new Error('a public route read a cost budget')),
     },
