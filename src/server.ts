@@ -241,7 +241,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       openapiYaml: readFileSync(OPENAPI_PATH, 'utf8'),
     });
     const publicServer = createListener(config, publicApp);
-    // Bodies are never read, so there is nothing to continue: answer as if Expect were absent.
+    // Bodies are never read (but by the integrations page's GraphQL endpoint, which continues
+    // itself), so there is nothing to continue: answer as if Expect were absent.
     publicServer.on('checkContinue', (req, res) => publicApp(req, res));
     const publicAddress = await listen(publicServer, config.PORT, config.HOST, { port: 'PORT', host: 'HOST' });
     closers.unshift(() => closeServer(publicServer));

@@ -41,6 +41,8 @@ export const jsonBody: Step = async (state) => {
     throw new ApiError('invalid_request', 'The body is JSON: send Content-Type: application/json.');
   }
   if (Number(req.headers['content-length'] ?? 0) > MAX_PORTAL_BODY.bytes) throw new ApiError('payload_too_large', `The body is larger than ${MAX_PORTAL_BODY.text}.`);
+  // The listener answers `Expect: 100-continue` itself for the routes that read no body (src/server.ts); this one does.
+  if (req.headers.expect?.toLowerCase() === '100-continue') state.res.writeContinue();
   const chunks: Buffer[] = [];
   let bytes = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {

@@ -258,6 +258,23 @@ describeOnEachDatabase('the integrations page sessions on %s', (target) => {
     expect((await page((await session()).session, 'Keys')).status).toBe(200);
   });
 
+  it("a malformed request gets a clear 4xx in GraphQL's shape, never an internal error: another method, another media type, bad JSON, an oversized body, no query", async () => {
+    const { session: s } = await session();
+    const send = async (init: RequestInit) => {
+      const answer = await fetch(`${api.url}/integrations/api/graphql`, { method: 'POST', ...init, headers: { authorization: `Bearer ${s}`, ...(init.headers as Record<string, string>) } });
+      return [answer.status, codes((await answer.json()) as GraphQLResponse)];
+    };
+    expect(await send({ method: 'GET' })).toEqual([405, ['method_not_allowed']]);
+    expect(await send({ headers: { 'content-type': 'text/plain' }, body: '{}' })).toEqual([400, ['invalid_request']]);
+    expect(await send({ headers: { 'content-type': 'application/json' }, body: '{"query":' })).toEqual([400, ['invalid_request']]);
+    expect(await send({ headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: `{ integrations(workspaceId: "x", member: "${'y'.repeat(200_000)}") { apiKeys { id } } }` }) })).toEqual([413, ['payload_too_large']]);
+    expect(await send({ headers: { 'content-type': 'application/json' }, body: '[]' })).toEqual([400, ['invalid_request']]);
+    expect(await send({ headers: { 'content-type': 'application/json' }, body: '{"query":"{ integrations( }"}' })).toEqual([400, ['GRAPHQL_PARSE_FAILED']]);
+    expect(await send({ headers: { 'content-type': 'application/json' }, body: '{"query":"{ nothing }"}' })).toEqual([400, ['GRAPHQL_VALIDATION_FAILED']]);
+    // Honest requests still pass on the same session.
+    expect((await page(s, 'Keys')).status).toBe(200);
+  });
+
   it('no link secret, session token or key reaches a log line', async () => {
     const url = await link();
     const opened = (await (await open(secretOf(url))).json()) as Opened;
