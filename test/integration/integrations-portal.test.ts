@@ -43,7 +43,8 @@ describeOnEachDatabase('the integrations page sessions on %s', (target) => {
   let b: SeededWorkspace;
   let receiver: WebhookReceiver;
   let token: string;
-  const env = webhookEnv({ PORTAL_RATE_LIMIT_MAX: String(RATE_LIMIT) });
+  // On PostgreSQL the per-session limit is counted in the shared store, as on several instances.
+  const env = webhookEnv({ PORTAL_RATE_LIMIT_MAX: String(RATE_LIMIT), RATE_LIMIT_STORE: target === 'postgres' ? 'postgres' : 'memory' });
   const cli = () => cliOn(db, env, receiver);
   const secretOf = (url: string) => new URL(url).hash.slice(1);
 
