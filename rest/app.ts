@@ -12,6 +12,7 @@ import type { Route } from './pipeline/route-table.ts';
 import { apiReferenceRoutes } from './routes/api-reference.ts';
 import { calendarFeedRoute } from './routes/calendar-feed.ts';
 import { healthRoutes } from './routes/health.ts';
+import { portalRoutes, type PortalDependencies } from './routes/portal.ts';
 import { publicV1Routes, type PublicV1Dependencies } from './routes/public-v1.ts';
 
 export interface PublicAppDependencies extends PublicV1Dependencies {
@@ -29,6 +30,8 @@ export interface PublicAppDependencies extends PublicV1Dependencies {
   replicas?: Pick<ReplicaSet, 'statuses'> | undefined;
   /** Express's `trust proxy`: false, a hop count, or the trusted proxies' addresses and ranges. */
   trustProxy?: false | number | string[];
+  /** The integrations page's endpoints; none in tests of the API alone. */
+  portal?: PortalDependencies | undefined;
 }
 
 /** Every route of the public listener, each its ordered list of steps (rest/pipeline/route-table.ts). */
@@ -38,12 +41,13 @@ export function publicRoutes(deps: PublicAppDependencies): Route[] {
     calendarFeedRoute({ ...deps, activeFeed: (token) => activeFeedOf(deps.db, deps.issued, token) }),
     ...healthRoutes(deps.db, deps.lifecycle, deps.replicas),
     ...apiReferenceRoutes(deps.openapiYaml),
+    ...(deps.portal ? portalRoutes(deps.portal) : []),
   ];
 }
 
 /**
  * The public listener: the v1 REST API, the calendar feed, the OpenAPI document and reference
- * page, health. Express is the framework (requests, answers, `trust proxy`, files); its one
+ * page, health, the integrations page's endpoints. Express is the framework (requests, answers, `trust proxy`, files); its one
  * layer is the dispatcher, which runs each request's declared route (rest/pipeline/dispatch.ts).
  */
 export function createPublicApp(deps: PublicAppDependencies): Express {

@@ -8,6 +8,7 @@ import { registerInternalTokenCommands } from './commands/internal-tokens.ts';
 import { registerKeyCommands } from './commands/keys.ts';
 import { registerMemberCommands } from './commands/members.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
+import { registerPortalCommands } from './commands/portal.ts';
 import { registerWebhookCommands } from './commands/webhooks.ts';
 import { registerWorkerCommand } from './commands/worker.ts';
 import { registerWorkspaceCommands } from './commands/workspaces.ts';
@@ -30,6 +31,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerFeedCommands(program, ctx);
   registerWebhookCommands(program, ctx);
   registerInternalTokenCommands(program, ctx);
+  registerPortalCommands(program, ctx);
   registerAuditCommands(program, ctx);
   registerWorkerCommand(program, ctx);
   applyExitOverride(program, io);

@@ -49,6 +49,8 @@ export const INTEGRATIONS_SDL = /* GraphQL */ `
   type RotatedWebhookSecret { id: ID! secret: String! previousSecretUntil: DateTime }
   "A new feed: its URL's path, token included, is in this answer only."
   type CreatedCalendarFeed { id: ID! token: String! path: String! }
+  "A single-use link to the integrations page: its secret is in the URL's fragment, and in this answer only. It opens once, until expiresAt (10 minutes)."
+  type PortalLink { url: String! expiresAt: DateTime! }
 
   input CreateApiKeyInput { name: String scopes: [String!]! expiresIn: String expiresAt: String allowedIps: [String!] }
   "Only what is given changes; allowedIps: null removes the allow list."
@@ -81,6 +83,8 @@ export const INTEGRATIONS_SDL = /* GraphQL */ `
     rotateWebhookSecret(workspaceId: ID!, member: String!, id: ID!, overlap: String): RotatedWebhookSecret!
     createCalendarFeed(workspaceId: ID!, member: String!, name: String): CreatedCalendarFeed!
     revokeCalendarFeed(workspaceId: ID!, member: String!, id: ID!): ChangedState!
+    "A link to the integrations page for the member, opening a session of ttl (1h by default, at most 24h) that changes nothing when readOnly."
+    createPortalSession(workspaceId: ID!, member: String!, readOnly: Boolean = false, ttl: String = "1h"): PortalLink!
   }
 `;
 

@@ -23,6 +23,9 @@ export interface RateLimitOptions {
   /** Calendar feed requests per window and feed token. */
   feedMax: number;
   feedWindowSeconds: number;
+  /** The integrations page's operations per window and session (120 per 60 s by default). */
+  portalMax?: number;
+  portalWindowSeconds?: number;
   /** How often the postgres store deletes the rows of windows that have ended. */
   cleanupIntervalSeconds?: number;
   redisUrl?: string | undefined;
@@ -58,6 +61,8 @@ export interface RateLimiters {
   readonly failures: FailureLimiter;
   /** Counts one calendar feed request of a feed token. */
   consumeFeed(feedId: string): Promise<RateLimitDecision>;
+  /** Counts one request of an integrations page's session. */
+  consumePortal(sessionId: string): Promise<RateLimitDecision>;
   /** Cost budgets per token and minute of the internal GraphQL endpoint. */
   readonly costs: PointBudgets;
   close(): Promise<void>;
@@ -83,6 +88,7 @@ export async function createRateLimiters(options: RateLimitOptions): Promise<Rat
   };
   const perKey = counter('rl_key', options.max, options.windowSeconds);
   const feeds = counter('rl_feed', options.feedMax, options.feedWindowSeconds);
+  const portal = counter('rl_portal', options.portalMax ?? 120, options.portalWindowSeconds ?? 60);
   const localFailures = new RateLimiterMemory({ keyPrefix: 'rl_auth', points: options.authFailureMax, duration: options.authFailureWindowSeconds });
   const sharedFailures =
     options.store === 'memory' ? null : make('rl_auth', options.authFailureMax, options.authFailureWindowSeconds, { inMemoryBlockOnConsumed: options.authFailureMax });
@@ -100,6 +106,7 @@ export async function createRateLimiters(options: RateLimitOptions): Promise<Rat
       },
     },
     consumeFeed: feeds.consume,
+    consumePortal: portal.consume,
     costs: pointBudgets(make('rl_cost', UNBOUNDED_POINTS, COST_WINDOW_SECONDS), make('rl_cost_owed', UNBOUNDED_POINTS, OWED_SECONDS), COST_WINDOW_SECONDS),
     async close() {
       for (const close of closers) await close();

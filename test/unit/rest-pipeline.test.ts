@@ -74,6 +74,7 @@ function harness() {
     consumeKeyNow: (id, into) => keyWindows.consume(id, into),
     failures: { failed: async (address) => failureWindows.consume(address, decision()) },
     consumeFeed: async (id) => feedWindows.consume(id, decision()),
+    consumePortal: () => Promise.reject(new Error('no portal session here')),
     // The internal listener's cost budgets: no public route spends them.
     costs: {
       windowSeconds: WINDOW_S,
