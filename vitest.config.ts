@@ -7,6 +7,14 @@ const require = createRequire(import.meta.url);
 /** Replaces one of the service's own modules (vi.mock): it must get a module registry of its own. */
 const MOCKS_MODULES = ['test/integration/rest-recorded-bodies.test.ts'];
 
+/**
+ * Hold internal GraphQL to bounds of database time measured by the clock (a request stopped at the
+ * cap's time, a burst's spending in a minute): they run after every other file, one at a time, so
+ * that the suite's other workers do not lend them their own lateness. Each makes the load it is
+ * about itself.
+ */
+const ALONE = ['test/integration/internal-cost-budgets.test.ts', 'test/integration/internal-cost-units.test.ts', 'test/integration/internal-database-time.test.ts'];
+
 export default defineConfig({
   // One graphql instance: libraries loaded by Node require its CommonJS build, so the code under
   // test must get the same one (graphql refuses schemas from "another module or realm").
@@ -34,13 +42,25 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
-          exclude: MOCKS_MODULES,
+          exclude: [...MOCKS_MODULES, ...ALONE],
           globalSetup: ['test/support/migrated-database.ts'],
           setupFiles: ['test/support/webhook-deliveries-match-the-document.ts'],
           isolate: false,
         },
       },
       { extends: true, test: { name: 'module-mocks', include: MOCKS_MODULES, globalSetup: ['test/support/migrated-database.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'alone',
+          include: ALONE,
+          globalSetup: ['test/support/migrated-database.ts'],
+          setupFiles: ['test/support/webhook-deliveries-match-the-document.ts'],
+          isolate: false,
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
     ],
   },
 });
