@@ -18,6 +18,8 @@ export type RouteName =
   | '/openapi/public-v1.yaml'
   | '/docs'
   | '/docs/assets/redoc.standalone.js'
+  | '/integrations/'
+  | '/integrations/assets/{file}'
   | '/healthz'
   | '/readyz'
   | 'unmatched';
