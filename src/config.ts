@@ -51,7 +51,7 @@ const frameAncestors = z.string().transform((value, context): string[] => {
   const invalid = entries.filter((entry) => {
     try {
       const url = new URL(entry);
-      return (url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== entry.replace(/\/$/, '').toLowerCase();
+      return (url.protocol !== 'https:' && url.protocol !== 'http:') || !/^[a-z0-9.-]+$|^\[[0-9a-f:.]+\]$/.test(url.hostname) || url.origin !== entry.replace(/\/$/, '').toLowerCase();
     } catch {
       return true;
     }

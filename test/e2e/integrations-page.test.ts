@@ -1,0 +1,139 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { chromiumMissing } from '../support/chromium.ts';
+import { startPageHarness, tabTo, type PageHarness } from '../support/integrations-page.ts';
+import { postGraphQL } from '../support/internal-graphql.ts';
+import { INTERNAL_TOKEN } from '../support/public-api.ts';
+import { OWNER_EMAIL } from '../support/seed.ts';
+import { describeOnEachDatabase, describeWhere } from '../support/variants.ts';
+import { insertBooking, verifyDelivery } from '../support/webhooks.ts';
+
+const COURSES = '/api/public/v1/courses';
+
+describeWhere(chromiumMissing, 'the integrations page in headless Chromium', () => {
+  describeOnEachDatabase('an owner serves themselves on %s', (target) => {
+    let h: PageHarness;
+    let page: Page;
+
+    beforeAll(async () => {
+      h = await startPageHarness(target, 'Self-served');
+      page = await h.open(await h.link());
+      await page.getByRole('tab', { name: 'Keys' }).waitFor({ timeout: 30_000 });
+    });
+    afterAll(async () => {
+      await h?.close();
+    });
+
+    it('opens the link, takes its secret out of the address at once and shows the three views as tabs', async () => {
+      expect(new URL(page.url()).hash).toBe('');
+      expect(page.url()).toBe(`${h.api.url}/integrations/`);
+      for (const name of ['Keys', 'Webhooks', 'Calendar feeds']) await page.getByRole('tab', { name }).waitFor();
+      await expect(page.getByRole('heading', { level: 1 }).innerText()).resolves.toContain('Self-served');
+    });
+
+    it('creates a key with courses:read, shown once; the key answers /courses (200), the request is in its log newest first, with its usage; revoked, the key gets 401', async () => {
+      await page.getByRole('button', { name: 'New key' }).click();
+      await page.getByLabel('Name', { exact: true }).fill('Reporting');
+      await page.getByRole('checkbox', { name: 'courses:read' }).check();
+      await page.getByRole('button', { name: 'Create key' }).click();
+      const key = await page.getByLabel('New key Reporting').inputValue();
+      expect(key).toMatch(/^svc_/);
+      const row = page.getByRole('row').filter({ hasText: 'Reporting' });
+      await row.getByRole('cell', { name: 'courses:read', exact: true }).waitFor();
+
+      const served = await fetch(`${h.api.url}${COURSES}`, { headers: { authorization: `Bearer ${key}` } });
+      expect(served.status).toBe(200);
+      const requestId = served.headers.get('x-request-id')!;
+      await h.api.server.keyActivity.flush();
+      await row.getByRole('button', { name: 'Requests' }).click();
+      const log = page.getByRole('table', { name: 'Requests with Reporting' });
+      await expect(log.getByRole('row').filter({ hasText: requestId }).innerText()).resolves.toMatch(/GET \/api\/public\/v1\/courses\s+200/);
+      await page.getByRole('img', { name: /^1 request in the last 30 days, 0 refused with 429/ }).waitFor();
+      await page.getByLabel('Status', { exact: true }).selectOption('4xx');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.getByText('No requests match.').waitFor();
+      await page.getByLabel('Status', { exact: true }).selectOption('');
+      await page.getByLabel('Request id').fill(requestId);
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await expect.poll(() => log.getByRole('row').count()).toBe(2);
+
+      await row.getByRole('button', { name: 'Revoke' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
+      await page.getByText('Reporting is revoked.').waitFor();
+      await row.getByRole('cell', { name: 'revoked' }).waitFor();
+      expect((await fetch(`${h.api.url}${COURSES}`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(401);
+    });
+
+    it('input the API refuses is shown next to its field in the API\'s own words, and nothing is created', async () => {
+      await page.getByRole('button', { name: 'New key' }).click();
+      await page.getByLabel('Name', { exact: true }).fill('Fenced');
+      await page.getByRole('checkbox', { name: 'courses:read' }).check();
+      await page.getByLabel('Allowed IPs').fill('10.0.0.0/33');
+      await page.getByRole('button', { name: 'Create key' }).click();
+      const field = page.getByLabel('Allowed IPs');
+      await expect.poll(() => field.getAttribute('aria-invalid')).toBe('true');
+      const direct = await postGraphQL(h.api.server.internalUrl!, INTERNAL_TOKEN, {
+        query: 'mutation($w: ID!, $m: String!) { createApiKey(workspaceId: $w, member: $m, input: { name: "Fenced", scopes: ["courses:read"], allowedIps: ["10.0.0.0/33"] }) { id } }',
+        variables: { w: h.ws.workspaceId, m: OWNER_EMAIL },
+      });
+      const message = direct.body.errors![0]!.message;
+      expect(message).toContain('10.0.0.0/33');
+      await page.getByText(message, { exact: true }).waitFor();
+      await page.getByRole('button', { name: 'Cancel' }).click();
+      expect(await page.getByRole('row').filter({ hasText: 'Fenced' }).count()).toBe(0);
+    });
+
+    it('adds an endpoint to an HTTPS receiver, sends a test event the receiver verifies with the secret shown once, sees the attempt and resends a delivery', async () => {
+      await page.getByRole('tab', { name: 'Webhooks' }).click();
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await page.getByLabel('URL', { exact: true }).fill(h.receiver.url);
+      await expect(page.getByRole('checkbox', { name: 'booking.created' }).isChecked()).resolves.toBe(true);
+      await page.getByRole('checkbox', { name: 'booking.updated' }).check();
+      await page.getByRole('button', { name: 'Save endpoint' }).click();
+      const secret = await page.getByLabel(`Signing secret of ${h.receiver.url}`).inputValue();
+      expect(secret).toMatch(/^whsec_/);
+      h.receiver.checkWith([secret]);
+      const row = page.getByRole('row').filter({ hasText: h.receiver.url });
+      await row.getByRole('cell', { name: 'booking.created, booking.updated' }).waitFor();
+
+      await row.getByRole('button', { name: 'Send test event' }).click();
+      await expect(page.getByRole('status').filter({ hasText: 'Test event booking.created' }).innerText()).resolves.toContain('the receiver answered 200');
+      await expect(page.getByLabel('The receiver answered').innerText()).resolves.toBe('received, thanks');
+      expect(verifyDelivery(secret, h.receiver.received.at(-1)!)).toMatchObject({ test: true });
+
+      await insertBooking(h.db, h.ws.workspaceId, h.ws.ids.r1!);
+      await h.receiver.waitFor((received) => received.some((delivery) => !(JSON.parse(delivery.body) as { test?: boolean }).test));
+      const eventId = String(h.receiver.received.find((delivery) => !(JSON.parse(delivery.body) as { test?: boolean }).test)!.headers['webhook-id']);
+      await row.getByRole('button', { name: 'Deliveries' }).click();
+      const deliveries = page.getByRole('table', { name: `Deliveries to ${h.receiver.url}, newest first` });
+      const delivery = deliveries.getByRole('row').filter({ hasText: eventId }).first();
+      await expect(delivery.getByRole('table', { name: `Attempts of ${eventId}` }).getByRole('row').nth(1).innerText()).resolves.toMatch(/200\s+\d+ ms/);
+      const before = h.receiver.received.length;
+      await delivery.getByRole('button', { name: 'Resend' }).click();
+      await expect(page.getByRole('status').filter({ hasText: `Resent ${eventId}` }).innerText()).resolves.toContain('the receiver answered 200');
+      expect(h.receiver.received.length).toBe(before + 1);
+      await deliveries.getByRole('table', { name: `Attempts of ${eventId}` }).getByRole('row').filter({ hasText: '(manual)' }).waitFor();
+      expect(h.receiver.problems).toEqual([]);
+    });
+
+    it('with the keyboard alone: moves between the views with the arrow keys and creates a calendar feed, its URL shown once', async () => {
+      await page.getByRole('tab', { name: 'Webhooks' }).focus();
+      await page.keyboard.press('ArrowRight');
+      await expect(page.getByRole('tab', { name: 'Calendar feeds' }).getAttribute('aria-selected')).resolves.toBe('true');
+      await tabTo(page, 'New feed');
+      await page.keyboard.press('Enter');
+      await page.keyboard.type('Team calendar');
+      await tabTo(page, 'Create feed');
+      await page.keyboard.press('Enter');
+      const url = await page.getByLabel('Feed URL').inputValue();
+      expect(url).toMatch(new RegExp(`^${h.api.url}/api/calendar/v1/svc_cal_\\w+\\.ics$`));
+      expect((await fetch(url)).status).toBe(200);
+      await page.getByRole('row').filter({ hasText: 'Team calendar' }).waitFor();
+    });
+
+    it('loads nothing from another host and meets no CSP violation or script error', () => {
+      expect(h.foreignRequests).toEqual([]);
+      expect(h.problems).toEqual([]);
+    });
+  });
+});
