@@ -8,10 +8,11 @@ import './page.css';
 const root = document.getElementById('integrations')!;
 
 /** A link that cannot be opened, or a session that ended: that alone, nothing else of the page. */
-function showEnded(message: string): void {
-  document.title = 'Integrations: link not valid';
-  replace(root, h('main', { className: 'ended' }, h('h1', {}, 'This link cannot be used'), h('p', {}, message)));
+function showEnded(message: string, heading = 'This session has ended'): void {
+  document.title = `Integrations: ${heading.toLowerCase()}`;
+  replace(root, h('main', { className: 'ended' }, h('h1', {}, heading), h('p', {}, message)));
 }
+const showRefusedLink = (message: string) => showEnded(message, 'This link cannot be used');
 
 const VIEWS = [
   { name: 'Keys', build: keysView },
@@ -71,13 +72,13 @@ async function start(): Promise<void> {
     try {
       showArea(await openLink(secret));
     } catch (error) {
-      showEnded(error instanceof Error ? error.message : String(error));
+      showRefusedLink(error instanceof Error ? error.message : String(error));
     }
     return;
   }
   const session = storedSession();
   if (session) return showArea(session);
-  showEnded('Open this page with the link you were given: each link opens once. Ask for a new one.');
+  showRefusedLink('Open this page with the link you were given: each link opens once. Ask for a new one.');
 }
 
 void start().catch((error: unknown) => {

@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { chromiumMissing } from '../support/chromium.ts';
+import { cliOn } from '../support/cli.ts';
 import { CHANGING_CONTROLS, seriousViolations, startPageHarness, type PageHarness } from '../support/integrations-page.ts';
 import { describeOnEachDatabase, describeWhere } from '../support/variants.ts';
 
@@ -85,6 +86,17 @@ describeWhere(chromiumMissing, 'the integrations page in headless Chromium', () 
       expect((await second.locator('body').innerText()).trim()).toBe(`This link cannot be used\n\n${LINK_REFUSED}`);
       expect(new URL(second.url()).hash).toBe('');
       await second.close();
+    });
+
+    it('a session revoked while the page is open (admin -- portal revoke) ends there: the page says so and shows nothing else', async () => {
+      const page = await h.open(await h.link());
+      await page.getByRole('tab', { name: 'Keys' }).waitFor();
+      expect((await cliOn(h.db).run('portal', 'revoke', '--workspace', h.ws.workspaceId)).code).toBe(0);
+      await page.getByRole('tab', { name: 'Webhooks' }).click();
+      await page.getByRole('heading', { name: 'This session has ended' }).waitFor();
+      expect(await page.getByRole('tablist').count()).toBe(0);
+      expect(await page.evaluate<string | null>("sessionStorage.getItem('integrations-session')")).toBeNull();
+      await page.close();
     });
 
     it('a page of PORTAL_FRAME_ANCESTORS shows it in an iframe; a page of another origin is refused it', async () => {
