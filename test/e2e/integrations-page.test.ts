@@ -116,7 +116,7 @@ describeWhere(chromiumMissing, 'the integrations page in headless Chromium', () 
       expect(h.receiver.problems).toEqual([]);
     });
 
-    it('with the keyboard alone: moves between the views with the arrow keys and creates a calendar feed, its URL shown once', async () => {
+    it('with the keyboard alone: moves between the views with the arrow keys, creates a calendar feed (its URL shown once) and revokes it through the confirmation', async () => {
       await page.getByRole('tab', { name: 'Webhooks' }).focus();
       await page.keyboard.press('ArrowRight');
       await expect(page.getByRole('tab', { name: 'Calendar feeds' }).getAttribute('aria-selected')).resolves.toBe('true');
@@ -128,7 +128,21 @@ describeWhere(chromiumMissing, 'the integrations page in headless Chromium', () 
       const url = await page.getByLabel('Feed URL').inputValue();
       expect(url).toMatch(new RegExp(`^${h.api.url}/api/calendar/v1/svc_cal_\\w+\\.ics$`));
       expect((await fetch(url)).status).toBe(200);
-      await page.getByRole('row').filter({ hasText: 'Team calendar' }).waitFor();
+      const row = page.getByRole('row').filter({ hasText: 'Team calendar' });
+      await row.waitFor();
+
+      // The confirmation is a modal dialog: Escape leaves it, the focus starts on Cancel.
+      await row.getByRole('button', { name: 'Revoke' }).focus();
+      await page.keyboard.press('Enter');
+      await page.getByRole('dialog', { name: 'Revoke Team calendar?' }).waitFor();
+      await page.keyboard.press('Escape');
+      await page.getByRole('dialog').waitFor({ state: 'detached' });
+      await row.getByRole('button', { name: 'Revoke' }).focus();
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('Shift+Tab');
+      await page.keyboard.press('Enter');
+      await page.getByText('Team calendar is revoked.').waitFor();
+      expect((await fetch(url)).status).toBe(404);
     });
 
     it('loads nothing from another host and meets no CSP violation or script error', () => {

@@ -140,14 +140,16 @@ export async function seriousViolations(page: Page): Promise<string[]> {
   return found.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => `${violation.impact} ${violation.id}: ${violation.help} (${violation.targets.join(', ')})`);
 }
 
-/** Presses Tab until the focused element is the control named `name` (its text or label), as a keyboard user reaches it. */
+/** Presses Tab until the focused element is the control (button, field, link) named `name` by its text or label, as a keyboard user reaches it. */
 export async function tabTo(page: Page, name: string, presses = 60): Promise<void> {
+  const passed: string[] = [];
   for (let i = 0; i < presses; i += 1) {
     await page.keyboard.press('Tab');
-    const focused = await page.evaluate<string>("(() => { const e = document.activeElement; return e ? (e.labels?.[0]?.textContent ?? e.getAttribute('aria-label') ?? e.textContent ?? '').trim() : ''; })()");
+    const focused = await page.evaluate<string>("(() => { const e = document.activeElement; return e && e.matches('button, input, select, textarea, a[href]') ? (e.labels?.[0]?.textContent ?? e.getAttribute('aria-label') ?? e.textContent ?? '').trim() : ''; })()");
     if (focused === name) return;
+    passed.push(focused.slice(0, 40));
   }
-  throw new Error(`${name} was not reached with Tab in ${presses} presses`);
+  throw new Error(`${name} was not reached with Tab in ${presses} presses, past: ${passed.join(' | ')}`);
 }
 
 /** The controls that change something, by their accessible names: a read-only session shows none of them. */
