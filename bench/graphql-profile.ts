@@ -40,7 +40,7 @@ const PHASES: Array<[phase: string, of: (name: string, url: string) => boolean]>
   ['parse and validate', (name, url) => /graphql\/language|graphql\/validation|graphql-armor/.test(url)],
   [
     'planning (size and cost estimate, personal-data check, field usage, statement plans)',
-    (name, url) => /graphql-query-complexity|work-estimate|personal-data-grant|field-usage|table-statistics|list-scans|selection\.js|statement-shape|connection-arguments/.test(url),
+    (name, url) => /graphql-query-complexity|work\/estimate|document-size|personal-data-grant|field-usage|table-statistics|list-scans|selection\.js|statement-shape|connection-arguments/.test(url),
   ],
   ['row decoding (pg-types, row objects, grouping by parent)', (name, url) => /pg-types|postgres-array|loaders\/statements\.js/.test(url) || name === 'parseDataRowMessage'],
   ['SQL (driver, protocol, statement writes)', (name, url) => /node_modules\/(pg|pg-protocol|pg-pool)\/|src\/(db|model|sql)\//.test(url)],

@@ -13,6 +13,7 @@ import { apiReferenceRoutes } from './routes/api-reference.ts';
 import { calendarFeedRoute } from './routes/calendar-feed.ts';
 import { healthRoutes } from './routes/health.ts';
 import { integrationsPageRoutes } from './routes/integrations-page.ts';
+import { portalRoutes, type PortalDependencies } from './routes/portal.ts';
 import { publicV1Routes, type PublicV1Dependencies } from './routes/public-v1.ts';
 
 export interface PublicAppDependencies extends PublicV1Dependencies {
@@ -32,6 +33,8 @@ export interface PublicAppDependencies extends PublicV1Dependencies {
   trustProxy?: false | number | string[];
   /** The origins that may show the integrations page in a frame (PORTAL_FRAME_ANCESTORS); none when absent. */
   frameAncestors?: readonly string[];
+  /** The integrations page's endpoints; none in tests of the API alone. */
+  portal?: PortalDependencies | undefined;
 }
 
 /** Every route of the public listener, each its ordered list of steps (rest/pipeline/route-table.ts). */
@@ -42,12 +45,13 @@ export function publicRoutes(deps: PublicAppDependencies): Route[] {
     ...healthRoutes(deps.db, deps.lifecycle, deps.replicas),
     ...apiReferenceRoutes(deps.openapiYaml),
     ...integrationsPageRoutes(deps.frameAncestors ?? []),
+    ...(deps.portal ? portalRoutes(deps.portal) : []),
   ];
 }
 
 /**
  * The public listener: the v1 REST API, the calendar feed, the OpenAPI document and reference
- * page, health. Express is the framework (requests, answers, `trust proxy`, files); its one
+ * page, health, the integrations page's endpoints. Express is the framework (requests, answers, `trust proxy`, files); its one
  * layer is the dispatcher, which runs each request's declared route (rest/pipeline/dispatch.ts).
  */
 export function createPublicApp(deps: PublicAppDependencies): Express {

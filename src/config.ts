@@ -116,12 +116,20 @@ export const configSchema = z
     DEMO: bool.optional(),
     DB_POOL_SIZE: positiveInt.max(200).default(10),
     DB_STATEMENT_TIMEOUT_MS: positiveInt.default(5000),
+    // Where the public listener is reached from outside: the integrations page's links start with it (default: the listener's own URL).
+    PUBLIC_URL: z
+      .string()
+      .regex(/^https?:\/\/[^/?#]+\/?$/, 'must be an http:// or https:// origin, e.g. https://api.example.com')
+      .transform((value) => value.replace(/\/$/, ''))
+      .optional(),
     INTERNAL_PORT: port.default(4001),
     INTERNAL_HOST: z.string().min(1).default('127.0.0.1'),
     INTERNAL_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
     METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
     // Cost points per minute of an internal token without a budget of its own (docs/internal-graphql.md).
     INTERNAL_COST_PER_MINUTE: positiveInt.max(1_000_000_000).default(DEFAULT_INTERNAL_COST_PER_MINUTE),
+    // The cap: the largest work estimate of one request (200 ms of database time); its statements stop at 1.5 times that.
+    INTERNAL_COST_PER_REQUEST: positiveInt.max(10_000_000).default(20_000),
     // Internal GraphQL's own connections and statement timeout, beside the public API's (docs/internal-graphql.md, Bulkhead).
     INTERNAL_DB_POOL_SIZE: positiveInt.max(100).default(2),
     INTERNAL_STATEMENT_TIMEOUT_MS: positiveInt.max(600_000).default(1000),
@@ -143,6 +151,8 @@ export const configSchema = z
     AUTH_FAILURE_WINDOW_S: positiveInt.default(60),
     FEED_RATE_LIMIT_MAX: positiveInt.default(120),
     FEED_RATE_LIMIT_WINDOW_S: positiveInt.default(60),
+    PORTAL_RATE_LIMIT_MAX: positiveInt.default(120),
+    PORTAL_RATE_LIMIT_WINDOW_S: positiveInt.default(60),
     RATE_LIMIT_CLEANUP_INTERVAL_S: positiveInt.max(86_400).default(60),
     KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
     // A key's last use is written at most once per this many seconds, across instances (a minute; shorter only for tests).
@@ -221,6 +231,14 @@ export function wantsDemo(config: Config): boolean {
 /** `DATABASE_PREPARED_STATEMENTS` as the database layer takes it. */
 export function preparedStatementsSetting(config: Config): boolean | 'auto' {
   return config.DATABASE_PREPARED_STATEMENTS === 'auto' ? 'auto' : config.DATABASE_PREPARED_STATEMENTS === 'true';
+}
+
+/** The public listener's URL as the world reaches it: PUBLIC_URL, else `listening` (the listener's own), else HOST and PORT. */
+export function publicBaseUrl(config: Config, listening?: string): string {
+  if (config.PUBLIC_URL) return config.PUBLIC_URL;
+  if (listening) return listening;
+  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  return `http://${host}:${config.PORT}`;
 }
 
 export type OtlpProtocol = z.infer<typeof otlpProtocol>;

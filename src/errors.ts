@@ -32,8 +32,20 @@ const internalListenerErrors = {
   QUERY_TIMEOUT: { status: 503, message: 'A statement of this request ran longer than the statement timeout of internal GraphQL and was cancelled.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
+/**
+ * Errors of the integrations page's endpoints on the public listener (docs/integrations-area.md):
+ * they read bodies and sessions, which the public API v1 never does, so they are not part of its
+ * contract either. One message for a used, expired, revoked or unknown link: which it was is not said.
+ */
+const portalErrors = {
+  portal_link_invalid: { status: 401, message: 'This link was already opened, has expired or was revoked. Ask for a new one.' },
+  SESSION_EXPIRED: { status: 401, message: 'This session has ended: it expired, was revoked, or its member may no longer manage integrations. Ask for a new link.' },
+  READ_ONLY_SESSION: { status: 403, message: 'This session is read-only: it changes nothing.' },
+  FOREIGN_ORIGIN: { status: 403, message: "Requests from another origin than the service's own are refused." },
+} as const satisfies Record<string, { status: number; message: string }>;
+
 /** The one error catalogue: every error a client can see, REST and GraphQL alike. */
-export const errorCatalogue = { ...contractErrors, ...internalListenerErrors };
+export const errorCatalogue = { ...contractErrors, ...internalListenerErrors, ...portalErrors };
 
 export type ErrorCode = keyof typeof errorCatalogue;
 
@@ -100,6 +112,18 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   if (UNAVAILABLE_MESSAGES.some((text) => error.message.includes(text))) return true;
   return error.cause !== undefined && error.cause !== error && isDatabaseUnavailable(error.cause);
+}
+
+/**
+ * A request's statements stopped because they took the database time they were allowed
+ * (`StatementMeter.allowance`): those running then were cancelled, and none starts after. The
+ * message says why, for the client.
+ */
+export class DatabaseTimeSpent extends Error {
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'DatabaseTimeSpent';
+  }
 }
 
 /** A statement cancelled by its timeout: PostgreSQL's (SQLSTATE 57014 with its message) or the client's own bound. */

@@ -71,10 +71,10 @@ export function decodeForLog(text: string): string {
 const REDACTED = '[redacted]';
 /**
  * Every secret kind the service issues, by its prefix, in any letter case: API keys, feed tokens,
- * internal tokens, webhook secrets.
+ * internal tokens, the integrations page's links and sessions, webhook secrets.
  */
-const PREFIXED_SECRET = /(svc_api_|svc_cal_|svc_int_|whsec_)[0-9A-Za-z+/=_-]*/gi;
-const SECRET_PREFIX = /svc_api_|svc_cal_|svc_int_|whsec_/i;
+const PREFIXED_SECRET = /(svc_api_|svc_cal_|svc_int_|svc_pl_|svc_ps_|whsec_)[0-9A-Za-z+/=_-]*/gi;
+const SECRET_PREFIX = /svc_api_|svc_cal_|svc_int_|svc_pl_|svc_ps_|whsec_/i;
 /** A calendar path's last part is a feed token, whatever it looks like (a mistyped one is nearly a secret too). */
 const FEED_SEGMENT = /(\/calendar\/+v1\/+)([^/?#]*)/gi;
 /** Key material without its prefix: no path or query of the API legitimately holds such a run. */

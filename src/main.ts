@@ -4,7 +4,7 @@ import { createLogger } from './logger.ts';
 import { startTracing, type Tracing } from './observability/tracing.ts';
 import type { RunningServer } from './server.ts';
 
-function banner(publicUrl: string, internalUrl: string | null, demo: DemoKeys | null): string {
+function banner(publicUrl: string, internalUrl: string | null, demo: DemoKeys | null, portalLink: string | null): string {
   const lines = [
     `Course booking public API v1 (Beta) on ${publicUrl}`,
     `  Reference: ${publicUrl}/docs`,
@@ -24,8 +24,20 @@ function banner(publicUrl: string, internalUrl: string | null, demo: DemoKeys | 
       `  curl -s -H "Authorization: Bearer ${demo.fullKey}" ${publicUrl}/api/public/v1/bookings`,
       `  curl -s -H "Authorization: Bearer ${demo.limitedKey}" ${publicUrl}/api/public/v1/bookings`,
     );
+    if (portalLink) {
+      lines.push('', "Integrations page as the demo workspace's owner (keys, webhooks, calendar feeds; the link opens once, within 10 minutes):", `  ${portalLink}`);
+    }
   }
   return lines.join('\n');
+}
+
+/** A fresh single-use link to the integrations page for the demo's owner: every start prints one that opens. */
+async function demoPortalLink(server: RunningServer, workspaceId: string): Promise<string | null> {
+  const { findManagerEmail } = await import('./workspaces/member-store.ts');
+  const { createPortalLink } = await import('./integrations/portal.ts');
+  const owner = await findManagerEmail(server.db, workspaceId);
+  if (!owner) return null;
+  return (await createPortalLink(server.integrations, { workspaceId, memberEmail: owner, source: 'cli' }, {})).url;
 }
 
 async function main(): Promise<void> {
@@ -93,7 +105,9 @@ async function main(): Promise<void> {
     throw error;
   }
   if (stopping) return;
-  process.stdout.write(`${banner(started.publicUrl, started.internalUrl, demo)}\n`);
+  const portalLink = demo ? await demoPortalLink(started, demo.workspaceId) : null;
+  if (stopping) return;
+  process.stdout.write(`${banner(started.publicUrl, started.internalUrl, demo, portalLink)}\n`);
 }
 
 main().catch((error: unknown) => {

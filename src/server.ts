@@ -5,7 +5,7 @@ import { AnswerCache } from './answer-cache/answer-cache.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { IssuedCredentials } from './auth/issued-credentials.ts';
 import { KeyActivity } from './auth/key-activity.ts';
-import { preparedStatementsSetting, type Config } from './config.ts';
+import { preparedStatementsSetting, publicBaseUrl, type Config } from './config.ts';
 import { openDatabase, openPoolBeside, type Database, type PoolShare } from './db/database.ts';
 import { personaliseTemplateCopy } from './db/embedded-template.ts';
 import { copyTemplateForStart } from './demo/demo-fixture.ts';
@@ -19,7 +19,7 @@ import { cacheSources } from './graphql/cache-sources.ts';
 import { PieceVersionStore } from './answer-cache/piece-version-store.ts';
 import type { InternalApp } from './internal-api/internal-app.ts';
 import { createSchema, internalSchema } from './graphql/schema.ts';
-import { integrationContext } from './integrations/context.ts';
+import { integrationContext, type IntegrationContext } from './integrations/context.ts';
 import { withIntegrations } from './integrations/graphql-schema.ts';
 import { closeServer, createListener, listen, urlOf } from './listeners.ts';
 import { createRedactor, type Logger } from './logger.ts';
@@ -28,6 +28,7 @@ import { packagePath } from './package-root.ts';
 import { Metrics } from './observability/metrics.ts';
 import { FailureGuard } from './rate-limit/failure-guard.ts';
 import { createRateLimiters, type RateLimiters } from './rate-limit/limiters.ts';
+import { internalStatementTimeoutMs } from './graphql/work/allowance.ts';
 import { bindUnboundSecrets } from './webhooks/reseal-store.ts';
 import { resolveSecretBox } from './webhooks/secret-box.ts';
 
@@ -55,6 +56,8 @@ export interface RunningServer {
   readonly keyActivity: KeyActivity;
   /** The schema internal GraphQL serves (schema/internal.graphql holds it printed). */
   readonly schema: GraphQLSchema;
+  /** What the integration operations run with on this instance (the page's, and the demo's link). */
+  readonly integrations: IntegrationContext;
   /** Marks the instance as going away: /readyz answers 503 and connections close after their answer. */
   drain(): void;
   close(): Promise<void>;
@@ -108,6 +111,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       authFailureWindowSeconds: config.AUTH_FAILURE_WINDOW_S,
       feedMax: config.FEED_RATE_LIMIT_MAX,
       feedWindowSeconds: config.FEED_RATE_LIMIT_WINDOW_S,
+      portalMax: config.PORTAL_RATE_LIMIT_MAX,
+      portalWindowSeconds: config.PORTAL_RATE_LIMIT_WINDOW_S,
       cleanupIntervalSeconds: config.RATE_LIMIT_CLEANUP_INTERVAL_S,
       redisUrl: config.REDIS_URL,
       db,
@@ -140,9 +145,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     // Internal GraphQL's bulkhead: connections and a statement timeout of its own, on the primary and
     // on each replica. The embedded database runs one statement at a time whatever the connections:
     // one connection there keeps internal work to one statement in its queue.
+    const internalStatementTimeout = internalStatementTimeoutMs(config.INTERNAL_STATEMENT_TIMEOUT_MS, config.INTERNAL_COST_PER_REQUEST);
     const internalShare: PoolShare = {
       poolSize: db.kind === 'embedded' ? 1 : config.INTERNAL_DB_POOL_SIZE,
-      statementTimeoutMs: config.INTERNAL_STATEMENT_TIMEOUT_MS,
+      statementTimeoutMs: internalStatementTimeout,
       applicationName: 'course-booking-api-internal',
       preparedStatements: preparedStatementsSetting(config),
     };
@@ -198,7 +204,26 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       }
     }
     const lifecycle = { draining: false };
+    const servedSchema = withIntegrations(internalSchema(schema));
+    const integrationsWith = (database: Database, listening?: string) =>
+      integrationContext({
+        db: database,
+        config,
+        listening,
+        logger,
+        // The service's configuration, not the client's input: answered as the service's own unavailability.
+        secretBox: async () => {
+          if (box) return box;
+          throw new ApiError('service_unavailable', 'Webhook endpoints cannot be managed here: WEBHOOK_SECRET_KEY is not set on the service.');
+        },
+        trustedCertificates: options.trustedCertificates,
+        registry,
+        bookingOperation: operations.webhookBooking,
+      });
+    // The integrations page's operations run on the service's own pool; its URL is known once the listener listens.
+    const integrations = integrationsWith(db);
     const publicApp = createPublicApp({
+      portal: { integrations, schema: servedSchema, rateLimiters, guard, logger },
       lifecycle,
       metrics,
       db,
@@ -219,10 +244,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       openapiYaml: readFileSync(OPENAPI_PATH, 'utf8'),
     });
     const publicServer = createListener(config, publicApp);
-    // Bodies are never read, so there is nothing to continue: answer as if Expect were absent.
+    // Bodies are never read (but by the integrations page's GraphQL endpoint, which continues
+    // itself), so there is nothing to continue: answer as if Expect were absent.
     publicServer.on('checkContinue', (req, res) => publicApp(req, res));
     const publicAddress = await listen(publicServer, config.PORT, config.HOST, { port: 'PORT', host: 'HOST' });
     closers.unshift(() => closeServer(publicServer));
+    integrations.publicUrl = publicBaseUrl(config, urlOf(publicAddress));
 
     let internalUrl: string | null = null;
     if (config.INTERNAL_API_TOKEN) {
@@ -233,7 +260,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       // (a newcomer's) the time to load them and serve nothing.
       const { createInternalApp } = await import('./internal-api/internal-app.ts');
       const internal: InternalApp = await createInternalApp({
-        schema: withIntegrations(internalSchema(schema)),
+        schema: servedSchema,
         registry,
         db: internalDb,
         primary: db,
@@ -244,20 +271,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         metricsToken: config.METRICS_TOKEN,
         rateLimiters,
         defaultCostPerMinute: config.INTERNAL_COST_PER_MINUTE,
-        statementTimeoutMs: config.INTERNAL_STATEMENT_TIMEOUT_MS,
-        integrations: integrationContext({
-          db: internalDb,
-          config,
-          logger,
-          // The service's configuration, not the client's input: answered as the service's own unavailability.
-          secretBox: async () => {
-            if (box) return box;
-            throw new ApiError('service_unavailable', 'Webhook endpoints cannot be managed here: WEBHOOK_SECRET_KEY is not set on the service.');
-          },
-          trustedCertificates: options.trustedCertificates,
-          registry,
-          bookingOperation: operations.webhookBooking,
-        }),
+        costPerRequest: config.INTERNAL_COST_PER_REQUEST,
+        statementTimeoutMs: internalStatementTimeout,
+        integrations: integrationsWith(internalDb, urlOf(publicAddress)),
       });
       const internalServer = createListener(config, internal.app);
       const internalAddress = await listen(internalServer, config.INTERNAL_PORT, config.INTERNAL_HOST, { port: 'INTERNAL_PORT', host: 'INTERNAL_HOST' });
@@ -276,7 +292,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       internalUrl,
       authenticator,
       keyActivity,
-      schema: withIntegrations(internalSchema(schema)),
+      schema: servedSchema,
+      integrations,
       drain() {
         lifecycle.draining = true;
       },

@@ -119,7 +119,7 @@ export function sendError(state: RequestState, error: ApiError): void {
     state.res.destroy();
     return;
   }
-  const answer = errorAnswer(error);
+  const answer = errorAnswer(error, state.errorShape);
   const headers: string[] = [];
   for (const [name, value] of Object.entries(answer.headers)) {
     if (name !== 'Content-Type') headers.push(name, value);

@@ -53,10 +53,6 @@ export function dispatch(options: DispatchOptions): RequestHandler {
   return (req: Request, res: Response) => {
     const requestId = requestIdOf(req);
     const headers = ['X-Request-Id', requestId, ...SECURITY];
-    // Request bodies are never read (docs/contract-rules.md, http.no-body): rather than drain
-    // whatever a client sends, the connection of a request that carries one closes after its answer.
-    // While draining, every answer ends its connection so that clients reconnect elsewhere.
-    if (lifecycle.draining || req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0) headers.push('Connection', 'close');
     let match: Match | null = null;
     let refused: unknown = null;
     try {
@@ -64,7 +60,14 @@ export function dispatch(options: DispatchOptions): RequestHandler {
     } catch (error) {
       refused = error;
     }
+    // Request bodies are never read but by the routes that declare it (docs/contract-rules.md,
+    // http.no-body): rather than drain whatever a client sends, the connection of a request that
+    // carries one closes after its answer. While draining, every answer ends its connection so
+    // that clients reconnect elsewhere.
+    const unreadBody = match?.route.readsBody !== true && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
+    if (lifecycle.draining || unreadBody) headers.push('Connection', 'close');
     const state = new RequestState(req, res, match?.route.name ?? 'unmatched', match?.param ?? '', match?.hasQuery ?? false, requestId, headers);
+    if (match?.route.errorShape === 'graphql') state.errorShape = 'graphql';
     if (refused !== null) return fail(state, refused);
     if (match === null) return fail(state, new ApiError('not_found'));
     nameServerRoute(req.method, state.route);

@@ -3,9 +3,10 @@ import type { CacheOutcome } from '../../src/answer-cache/answer-cache.ts';
 import type { ActiveApiKey } from '../../src/auth/authenticator.ts';
 import type { ActiveFeed } from '../../src/calendar/feed-token-store.ts';
 import type { ErrorCode } from '../../src/errors.ts';
+import type { PortalSession } from '../../src/integrations/portal-store.ts';
 
 /** Which limit answered a request 429: the key's own, the client address's failed authentications, or the feed token's. */
-export type LimiterName = 'key' | 'authentication' | 'feed';
+export type LimiterName = 'key' | 'authentication' | 'feed' | 'portal';
 
 /** The kinds of answer the answer cache holds, as the metrics label them. */
 export type AnswerKind = 'courses' | 'bookings' | 'calendar';
@@ -20,6 +21,8 @@ export type RouteName =
   | '/docs/assets/redoc.standalone.js'
   | '/integrations/'
   | '/integrations/assets/{file}'
+  | '/integrations/api/session'
+  | '/integrations/api/graphql'
   | '/healthz'
   | '/readyz'
   | 'unmatched';
@@ -45,6 +48,12 @@ export class RequestState {
   apiKey: ActiveApiKey | null = null;
   /** The calendar feed the path's token names, once it was found active. */
   feed: ActiveFeed | null = null;
+  /** The integrations page's session its token names, once it was found live. */
+  portal: PortalSession | null = null;
+  /** The request's body, read by the routes that read one (JSON, parsed). */
+  body: unknown = undefined;
+  /** The shape its errors are sent in: the contract's, or GraphQL's on the page's GraphQL endpoint. */
+  errorShape: 'rest' | 'graphql' = 'rest';
   /** The limit that refused the request, for the 429's metric label. */
   limiter: LimiterName | null = null;
   /** What the answer was, and how the answer cache produced it; null where no answer was built or sent. */
@@ -73,6 +82,12 @@ export class RequestState {
   get key(): ActiveApiKey {
     if (this.apiKey === null) throw new Error(`${this.route}: a step that needs the API key runs before authentication`);
     return this.apiKey;
+  }
+
+  /** The page's session; a step that needs it and is declared before the session's check fails loudly. */
+  get portalSession(): PortalSession {
+    if (this.portal === null) throw new Error(`${this.route}: a step that needs the portal session runs before it is checked`);
+    return this.portal;
   }
 
   /** The feed its token named; a step that needs it and is declared before the token's fails loudly. */

@@ -18,6 +18,10 @@ export interface Route {
    * all but GET and HEAD); `read`: GET and HEAD only, other methods are no route's.
    */
   readonly methods: 'every' | 'read';
+  /** The route reads the request's body (the integrations page's endpoints); no other does. */
+  readonly readsBody?: boolean;
+  /** Its errors in GraphQL's shape (`errors[].extensions.code`) rather than the contract's. */
+  readonly errorShape?: 'graphql';
   readonly steps: readonly Step[];
 }
 

@@ -6,6 +6,9 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const API_KEY_PREFIX = 'svc_api_';
 export const FEED_TOKEN_PREFIX = 'svc_cal_';
 export const INTERNAL_TOKEN_PREFIX = 'svc_int_';
+/** The integrations page's single-use link secret, and the session token opening it gives. */
+export const PORTAL_LINK_PREFIX = 'svc_pl_';
+export const PORTAL_SESSION_PREFIX = 'svc_ps_';
 /** A longer Authorization value is refused before any database work (docs/contract-rules.md, auth.max-length). */
 export const MAX_API_KEY_LENGTH = 128;
 
@@ -17,6 +20,7 @@ const TAG_LENGTH = 10;
 const API_KEY_PATTERN = /^svc_api_[0-9A-Za-z]{38}$/;
 const FEED_TOKEN_PATTERN = /^svc_cal_[0-9A-Za-z]{32}$/;
 const INTERNAL_TOKEN_PATTERN = /^svc_int_[0-9A-Za-z]{38}$/;
+const PORTAL_PATTERNS = { [PORTAL_LINK_PREFIX]: /^svc_pl_[0-9A-Za-z]{38}$/, [PORTAL_SESSION_PREFIX]: /^svc_ps_[0-9A-Za-z]{38}$/ } as const;
 
 function randomBase62(length: number): string {
   let out = '';
@@ -107,6 +111,20 @@ export function generateInternalToken(): string {
 
 export function isWellFormedInternalToken(candidate: string): boolean {
   if (!INTERNAL_TOKEN_PATTERN.test(candidate)) return false;
+  return checksum(candidate.slice(0, -CHECKSUM_LENGTH)) === candidate.slice(-CHECKSUM_LENGTH);
+}
+
+type PortalPrefix = typeof PORTAL_LINK_PREFIX | typeof PORTAL_SESSION_PREFIX;
+
+/** A portal link's secret or session token: the prefix + 32 random base62 characters + a 6-character CRC32 checksum. */
+export function generatePortalSecret(prefix: PortalPrefix): string {
+  const body = prefix + randomBase62(RANDOM_LENGTH);
+  return body + checksum(body);
+}
+
+/** Shape and checksum of a portal link's secret or session token: what is not is refused without a lookup. */
+export function isWellFormedPortalSecret(prefix: PortalPrefix, candidate: string): boolean {
+  if (!PORTAL_PATTERNS[prefix].test(candidate)) return false;
   return checksum(candidate.slice(0, -CHECKSUM_LENGTH)) === candidate.slice(-CHECKSUM_LENGTH);
 }
 

@@ -38,11 +38,18 @@ export interface CliContext {
   integrations(): Promise<IntegrationContext>;
   /** Prints `result` as one JSON line with --json, `text` otherwise. */
   print(options: Output, result: unknown, text: string): void;
+  /**
+   * The command did what it was asked and its outcome is a failure (an attempt the receiver did not
+   * accept): what it printed stands, and the run exits 1 so that a script learns it.
+   */
+  failed(): void;
+  readonly exitCode: number;
   close(): Promise<void>;
 }
 
 export function createContext(io: CliIo): CliContext {
   let db: Database | null = null;
+  let exitCode = 0;
   const open = async () => (db ??= await io.openDb());
   const ctx: CliContext = {
     io,
@@ -67,6 +74,12 @@ export function createContext(io: CliIo): CliContext {
     },
     print(options, result, text) {
       io.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `${text}\n`);
+    },
+    failed() {
+      exitCode = 1;
+    },
+    get exitCode() {
+      return exitCode;
     },
     async close() {
       const opened = db;

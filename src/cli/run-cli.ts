@@ -8,6 +8,7 @@ import { registerInternalTokenCommands } from './commands/internal-tokens.ts';
 import { registerKeyCommands } from './commands/keys.ts';
 import { registerMemberCommands } from './commands/members.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
+import { registerPortalCommands } from './commands/portal.ts';
 import { registerWebhookCommands } from './commands/webhooks.ts';
 import { registerWorkerCommand } from './commands/worker.ts';
 import { registerWorkspaceCommands } from './commands/workspaces.ts';
@@ -30,13 +31,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerFeedCommands(program, ctx);
   registerWebhookCommands(program, ctx);
   registerInternalTokenCommands(program, ctx);
+  registerPortalCommands(program, ctx);
   registerAuditCommands(program, ctx);
   registerWorkerCommand(program, ctx);
   applyExitOverride(program, io);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });
-    return 0;
+    return ctx.exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0 || error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;

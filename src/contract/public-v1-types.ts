@@ -636,7 +636,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The key is missing, invalid, too long, revoked, rotated or expired (an expired key gets exactly what a revoked one gets). */
+        /** @description The key is missing, invalid, too long, revoked, rotated or expired (an expired key gets exactly what a revoked one gets). When the header is not in the form `Bearer <API key>` (a bare key, another scheme, two values) or is repeated, the message says the form expected; it never names or quotes a key. */
         InvalidApiKey: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWWAuthenticateInvalid"];

@@ -21,11 +21,28 @@ export interface Queryable {
   queryArrays(text: string, values: readonly unknown[]): Promise<unknown[][]>;
 }
 
+/**
+ * The database time a request's statements may take together, given in parts: when what is
+ * allowed is spent, `more` is asked for another part (statements go on running meanwhile); when it
+ * gives none, the statements running are cancelled on PostgreSQL (not through a pooler, nor on the
+ * embedded database, which cannot cancel one) and no other starts: they fail with
+ * `DatabaseTimeSpent`, carrying `stoppedBecause`.
+ */
+export interface TimeAllowance {
+  /** Milliseconds allowed so far. */
+  ms: number;
+  /** Milliseconds more, or 0 when there are no more (`stoppedBecause` then says why). */
+  more(): Promise<number>;
+  readonly stoppedBecause: string;
+}
+
 /** What a request's statements cost the database, as `Database.metered` adds it up. */
 export interface StatementMeter {
   statements: number;
   /** Milliseconds from sending each statement on its connection to its last row (the wait for a connection left out). */
   ms: number;
+  /** What they may take; unbounded when absent. */
+  allowance?: TimeAllowance | undefined;
 }
 
 export interface Database extends Queryable {
@@ -58,7 +75,7 @@ export interface Database extends Queryable {
    * other requests take turns (not a transaction).
    */
   withConnection<T>(work: (connection: Queryable) => Promise<T>): Promise<T>;
-  /** `query` and `queryArrays` of the pool, each statement's time on its connection added to `meter`. */
+  /** `query` and `queryArrays` of the pool, each statement's time on its connection added to `meter`, within its `allowance`. */
   metered(meter: StatementMeter): Queryable;
   /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;

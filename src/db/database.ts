@@ -8,9 +8,10 @@ import { ensurePrivateDirectory, removeGroupAndOtherAccess } from './private-fil
 import { poolTraits, type PoolTraits } from './server-probe.ts';
 import { StatementNames } from './statement-names.ts';
 import { clientBoundMs, onClient, unitOfWork } from './client-bound.ts';
+import { TimeBound, cancelOn } from './time-bound.ts';
 import type { Database, DatabaseKind, DatabaseOptions, PoolShare, Queryable, QueryListener } from './database-types.ts';
 
-export type { Database, DatabaseKind, DatabaseOptions, PoolShare, Queryable, QueryListener, StatementMeter } from './database-types.ts';
+export type { Database, DatabaseKind, DatabaseOptions, PoolShare, Queryable, QueryListener, StatementMeter, TimeAllowance } from './database-types.ts';
 
 // timestamptz and timestamp arrive as Date; int8 counts as numbers (they stay far below 2^53).
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
@@ -29,7 +30,8 @@ export async function openPoolBeside(db: Database, share: PoolShare): Promise<Da
   if (db.kind === 'embedded') return wrapPool('embedded', db.connectionString, share, async () => {}, EMBEDDED, listeners);
   // Probed without the timeout check: through a pooler the role's timeout (checked for `db`) applies on the server.
   const traits = await poolTraits(db.connectionString, { preparedStatements: share.preparedStatements });
-  return wrapPool('postgres', db.connectionString, share, async () => {}, traits, listeners);
+  // A metered request's statements are cancelled from `db`'s pool: this one's connections may all be theirs.
+  return wrapPool('postgres', db.connectionString, share, async () => {}, traits, listeners, db.pool);
 }
 
 /** The observers of each pool's statements, which a pool beside it shares. */
@@ -92,6 +94,7 @@ async function wrapPool(
   closeBackend: () => Promise<void>,
   traits: PoolTraits,
   listeners = new Set<QueryListener>(),
+  cancelFrom?: pg.Pool,
 ): Promise<Database> {
   // On PostgreSQL each unit of work (a connection's wait and its statements, or one statement on
   // the pool) is bounded on the client too: the server-side timeout cannot fire when nothing
@@ -153,8 +156,22 @@ async function wrapPool(
   });
 
   /** Runs `work` on one pooled connection within the client's bound (src/db/client-bound.ts, `onClient`). */
-  const onConnection = <T>(work: (connection: Queryable, configured: (config: pg.QueryConfig) => Promise<pg.QueryResult>) => Promise<T>): Promise<T> =>
-    onClient(start, (client, deadline, run) => work(clientQueryable(client, deadline, run), (config) => run(() => client.query({ ...config, ...remaining(deadline) }))));
+  const onConnection = <T>(work: (connection: Queryable, configured: (config: pg.QueryConfig) => Promise<pg.QueryResult>, client: pg.PoolClient) => Promise<T>): Promise<T> =>
+    onClient(start, (client, deadline, run) => work(clientQueryable(client, deadline, run), (config) => run(() => client.query({ ...config, ...remaining(deadline) })), client));
+
+  // The server process of each connection, read once, for cancelling a metered statement that runs
+  // past its request's database time. Through a pooler a connection's server process changes.
+  const processes = new WeakMap<pg.PoolClient, number>();
+  const cancellerOf = async (client: pg.PoolClient): Promise<(() => Promise<void>) | null> => {
+    if (kind !== 'postgres' || pooled) return null;
+    let pid = processes.get(client);
+    if (pid === undefined) {
+      pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      processes.set(client, pid);
+    }
+    const known = pid;
+    return () => cancelOn(cancelFrom ?? pool, known);
+  };
 
   const database: Database = {
     kind,
@@ -185,18 +202,12 @@ async function wrapPool(
       return onConnection((connection) => work(connection));
     },
     metered(meter) {
-      const timed = async <T>(statement: () => Promise<T>): Promise<T> => {
-        const started = performance.now();
-        try {
-          return await statement();
-        } finally {
-          meter.statements += 1;
-          meter.ms += performance.now() - started;
-        }
-      };
+      const bound = new TimeBound(meter);
+      const timed = <T>(statement: (connection: Queryable) => Promise<T>) =>
+        onConnection(async (connection, _configured, client) => bound.run(() => statement(connection), meter.allowance ? await cancellerOf(client) : null));
       return {
-        query: (text, values) => onConnection((connection) => timed(() => connection.query(text, values))),
-        queryArrays: (text, values) => onConnection((connection) => timed(() => connection.queryArrays(text, values))),
+        query: (text, values) => timed((connection) => connection.query(text, values)),
+        queryArrays: (text, values) => timed((connection) => connection.queryArrays(text, values)),
       };
     },
     async transaction(work) {

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/database.ts';
 import type { Actor, Source } from './actor.ts';
 
-/** The operations an audit entry names: what changed a workspace's keys, webhook endpoints or feeds. */
+/** The operations an audit entry names: what changed a workspace's keys, webhook endpoints or feeds, and who was let into its integrations page. */
 export const AUDITED_OPERATIONS = [
   'key.create',
   'key.update',
@@ -17,6 +17,9 @@ export const AUDITED_OPERATIONS = [
   'webhook.rotate-secret',
   'feed.create',
   'feed.revoke',
+  'portal.link',
+  'portal.open',
+  'portal.revoke',
 ] as const;
 export type AuditedOperation = (typeof AUDITED_OPERATIONS)[number];
 

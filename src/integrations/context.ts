@@ -1,4 +1,4 @@
-import type { Config } from '../config.ts';
+import { publicBaseUrl, type Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { CompiledOperation } from '../graphql/operations.ts';
 import type { Logger } from '../logger.ts';
@@ -11,6 +11,11 @@ import type { SecretBox } from '../webhooks/secret-box.ts';
 export interface IntegrationContext {
   db: Database;
   config: Config;
+  /**
+   * The public listener's URL as the world reaches it: the integrations page's links start with it,
+   * and its origin is the only one the page's endpoints accept. Set again once the listener listens.
+   */
+  publicUrl: string;
   /** The box that seals endpoints' signing secrets; refused with a clear message where none is configured. */
   secretBox(): Promise<SecretBox>;
   /** Makes the one attempt of a test event, or a manual attempt of a delivery, now; null when another is under way. */
@@ -20,6 +25,8 @@ export interface IntegrationContext {
 export interface IntegrationContextOptions {
   db: Database;
   config: Config;
+  /** The public listener's own URL, where PUBLIC_URL does not say otherwise; HOST and PORT where none is listening (the CLI). */
+  listening?: string | undefined;
   logger: Logger;
   secretBox(): Promise<SecretBox>;
   trustedCertificates?: string[] | undefined;
@@ -31,6 +38,7 @@ export function integrationContext(options: IntegrationContextOptions): Integrat
   return {
     db: options.db,
     config: options.config,
+    publicUrl: publicBaseUrl(options.config, options.listening),
     secretBox: options.secretBox,
     async sendNow(kind, deliveryId) {
       const { deliverer, sender } = createDeliverer({

@@ -3,14 +3,15 @@ import { mergeSchemas } from '@graphql-tools/schema';
 import type { GraphQLSchema } from 'graphql';
 import { ApiError } from '../errors.ts';
 import { listIndexOf, rememberListIndex } from '../graphql/connections.ts';
-import { PRICES } from '../graphql/work-estimate.ts';
+import { PRICES } from '../graphql/work/estimate.ts';
 import { isInputError } from '../input-error.ts';
 import { isNotPermittedError } from '../workspaces/member-store.ts';
-import type { Actor } from './actor.ts';
+import type { Actor, Source } from './actor.ts';
 import { auditEntries } from './audit.ts';
 import type { IntegrationContext } from './context.ts';
 import { createFeed, listFeeds, revokeFeed } from './feeds.ts';
 import { INTEGRATIONS_SDL, INTEGRATION_LIST_BOUNDS } from './graphql-sdl.ts';
+import { createPortalLink } from './portal.ts';
 import { createKey, keyLog, keyUsage, listKeys, revokeKey, rotateKey, updateKey } from './keys.ts';
 import {
   addEndpoint,
@@ -32,6 +33,13 @@ export interface IntegrationsRequest {
   workspaces: readonly string[] | null;
   /** The database time the request took, which its cost budget is settled at: an operation adds its time. */
   meter: { ms: number };
+  /** The way in, as the audit records it: internal GraphQL unless said. */
+  source?: Source;
+  /**
+   * The integrations page's session (rest/routes/portal.ts): it acts only as its own member, and
+   * a read-only one changes nothing, whatever the page shows.
+   */
+  session?: { memberEmail: string; readOnly: boolean } | undefined;
 }
 
 type Context = { integrations?: IntegrationsRequest | undefined };
@@ -53,7 +61,11 @@ function actorOf(request: IntegrationsRequest, args: Args): Actor {
   if (request.workspaces && !request.workspaces.includes(workspaceId)) {
     throw new ApiError('FORBIDDEN', `This token may not act in workspace ${JSON.stringify(workspaceId)}`);
   }
-  return { workspaceId, memberEmail: String(args.member), source: 'graphql' };
+  const memberEmail = String(args.member);
+  if (request.session && memberEmail.toLowerCase() !== request.session.memberEmail.toLowerCase()) {
+    throw new ApiError('FORBIDDEN', "This session acts only as its own member: give the member of the session's answer");
+  }
+  return { workspaceId, memberEmail, source: request.source ?? 'graphql' };
 }
 
 function requestOf(context: Context): IntegrationsRequest {
@@ -81,6 +93,7 @@ const optional = <T>(value: unknown): T | undefined => (value === null || value 
 function mutation(operation: (ctx: IntegrationContext, actor: Actor, args: Args) => Promise<unknown>) {
   return (_: unknown, args: Args, context: Context) => {
     const request = requestOf(context);
+    if (request.session?.readOnly) throw new ApiError('READ_ONLY_SESSION');
     return run(request, async () => operation(request.context, actorOf(request, args), args));
   };
 }
@@ -148,6 +161,7 @@ const resolvers = {
     rotateWebhookSecret: mutation((ctx, actor, { id, overlap }) => rotateSigningSecret(ctx, actor, String(id), optional(overlap))),
     createCalendarFeed: mutation((ctx, actor, { name }) => createFeed(ctx, actor, { name: optional(name) })),
     revokeCalendarFeed: mutation((ctx, actor, { id }) => revokeFeed(ctx, actor, String(id))),
+    createPortalSession: mutation((ctx, actor, { readOnly, ttl }) => createPortalLink(ctx, actor, { readOnly: optional(readOnly), ttl: optional(ttl) })),
   },
 };
 
@@ -166,6 +180,9 @@ export function withIntegrations(internal: GraphQLSchema): GraphQLSchema {
 
 /** The root fields of the area: what the integrations grant opens. */
 export const INTEGRATION_ROOT_FIELDS: ReadonlySet<string> = new Set(['Query.integrations', ...Object.keys(resolvers.Mutation).map((name) => `Mutation.${name}`)]);
+
+/** The root fields the integrations page's endpoint serves: the area, but no new link (a session makes none). */
+export const PAGE_ROOT_FIELDS: ReadonlySet<string> = new Set([...INTEGRATION_ROOT_FIELDS].filter((field) => field !== 'Mutation.createPortalSession'));
 
 /** The statements one operation of the area sends, about: the actor's check, the target's, its own, the audit's. */
 const STATEMENTS_PER_OPERATION = 5;

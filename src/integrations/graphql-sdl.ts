@@ -42,13 +42,15 @@ export const INTEGRATIONS_SDL = /* GraphQL */ `
   type UpdatedWebhookEndpoint { id: ID! url: String events: [String!] }
   type EnabledWebhookEndpoint { id: ID! state: String! resumed: Int! }
   "One attempt made now: the receiver's status (or the failure's class) and the start of its answer."
-  type WebhookAttemptResult { ok: Boolean! httpStatus: Int error: String startedAt: DateTime durationMs: Float! answerStart: String disabled: Boolean! }
-  type WebhookTestResult { event: ID! type: String! ok: Boolean! httpStatus: Int error: String startedAt: DateTime durationMs: Float! answerStart: String stillDisabled: Boolean! }
+  type WebhookAttemptResult { ok: Boolean! httpStatus: Int error: String startedAt: DateTime durationMs: Float! answerStart: String disabled: Boolean! "What usually mends a failure (a setting, a check), or null." hint: String }
+  type WebhookTestResult { event: ID! type: String! ok: Boolean! httpStatus: Int error: String startedAt: DateTime durationMs: Float! answerStart: String stillDisabled: Boolean! "What usually mends a failure (a setting, a check), or null." hint: String }
   type WebhookRecovery { endpoint: ID! since: DateTime! recovered: Int! }
   "A new signing secret: in this answer only."
   type RotatedWebhookSecret { id: ID! secret: String! previousSecretUntil: DateTime }
   "A new feed: its URL's path, token included, is in this answer only."
   type CreatedCalendarFeed { id: ID! token: String! path: String! }
+  "A single-use link to the integrations page: its secret is in the URL's fragment, and in this answer only. It opens once, until expiresAt (10 minutes)."
+  type PortalLink { url: String! expiresAt: DateTime! }
 
   input CreateApiKeyInput { name: String scopes: [String!]! expiresIn: String expiresAt: String allowedIps: [String!] }
   "Only what is given changes; allowedIps: null removes the allow list."
@@ -81,6 +83,8 @@ export const INTEGRATIONS_SDL = /* GraphQL */ `
     rotateWebhookSecret(workspaceId: ID!, member: String!, id: ID!, overlap: String): RotatedWebhookSecret!
     createCalendarFeed(workspaceId: ID!, member: String!, name: String): CreatedCalendarFeed!
     revokeCalendarFeed(workspaceId: ID!, member: String!, id: ID!): ChangedState!
+    "A link to the integrations page for the member, opening a session of ttl (1h by default, at most 24h) that changes nothing when readOnly."
+    createPortalSession(workspaceId: ID!, member: String!, readOnly: Boolean = false, ttl: String = "1h"): PortalLink!
   }
 `;
 

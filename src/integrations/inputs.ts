@@ -18,6 +18,8 @@ export interface Labels extends PolicyLabels {
   type: string;
   overlap: string;
   neverExpires: string;
+  ttl: string;
+  readOnly: string;
 }
 
 const CLI_LABELS: Labels = {
@@ -37,6 +39,8 @@ const CLI_LABELS: Labels = {
   type: '--type',
   overlap: '--overlap',
   neverExpires: '--no-expiry',
+  ttl: '--ttl',
+  readOnly: '--read-only',
 };
 
 const FIELD_LABELS: Labels = {
@@ -56,6 +60,8 @@ const FIELD_LABELS: Labels = {
   type: 'type',
   overlap: 'overlap',
   neverExpires: 'neverExpires',
+  ttl: 'ttl',
+  readOnly: 'readOnly',
 };
 
 /** The CLI's labels, or the fields' (GraphQL, the page); `overrides` for a command that names an input otherwise. */

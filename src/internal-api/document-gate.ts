@@ -8,7 +8,7 @@ import { errorAnswer } from '../http-answers.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { auditRecordOf } from './audit-trail.ts';
-import type { CostBudget } from './cost-budget.ts';
+import type { CostBudget } from '../graphql/work/budget.ts';
 import { graphqlContentType } from './listener-errors.ts';
 
 export interface DocumentGateOptions {

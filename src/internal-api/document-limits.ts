@@ -1,11 +1,14 @@
-import type { ApolloServerOptions, ApolloServerPlugin, BaseContext } from '@apollo/server';
+import type { ApolloServerOptions, BaseContext } from '@apollo/server';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { GraphQLSchema, ValidationRule } from 'graphql';
 import type { ResourceRegistry } from '../model/resource-registry.ts';
-import type { TableSizes } from '../graphql/table-statistics-store.ts';
-import { useCostLimit, type CostLimitOptions } from '../graphql/plugins.ts';
+import { documentSize } from '../graphql/document-size.ts';
 
-/** What a document sent to the internal endpoint may hold (docs/internal-graphql.md, Limits). */
+/**
+ * What a document sent to the internal endpoint may hold (docs/internal-graphql.md, Limits): its
+ * shape. What its statements may cost (the cap, the budget, the database time) is the work's
+ * (`src/graphql/work/`).
+ */
 export interface DocumentLimits {
   /** Field nesting, fragments flattened; a connection adds two levels (edges, node). */
   maxDepth: number;
@@ -17,10 +20,8 @@ export interface DocumentLimits {
   maxTokens: number;
   /** Selections of an operation with every fragment spread expanded. */
   maxRecursiveSelections: number;
-  /** Fields times the rows of the lists that hold them: what one response can hold (`useCostLimit`). */
+  /** Fields times the rows of the lists that hold them: what one response can hold (`documentSize`). */
   maxSize: number;
-  /** The work estimate in points (10 µs of database time each): what one request's statements can read. */
-  maxCost: number;
 }
 
 export const DOCUMENT_LIMITS: DocumentLimits = {
@@ -30,13 +31,12 @@ export const DOCUMENT_LIMITS: DocumentLimits = {
   maxTokens: 1_000,
   maxRecursiveSelections: 2_000,
   maxSize: 20_000,
-  // 200 ms of database time.
-  maxCost: 20_000,
 };
 
 type Limited = Required<Pick<ApolloServerOptions<BaseContext>, 'maxRecursiveSelections' | 'parseOptions' | 'allowBatchedHttpRequests'>> & {
   validationRules: ValidationRule[];
-  plugins: ApolloServerPlugin[];
+  /** The size check, which needs the request's variables: run by the cost limit before the work is estimated. */
+  size: ReturnType<typeof documentSize>;
 };
 
 /**
@@ -48,20 +48,12 @@ type Limited = Required<Pick<ApolloServerOptions<BaseContext>, 'maxRecursiveSele
  * - depth, aliases and directives by GraphQL Armor's validation rules (GRAPHQL_VALIDATION_FAILED);
  *   they keep their place alongside graphql-js's fragment-cycle rule without recursing through a
  *   cycle;
- * - the size and the cost by `useCostLimit` (invalid_request), after validation: GraphQL Armor's
- *   cost rule weighs fields by depth and cannot see page sizes, which bound the rows a list
- *   returns, nor what a count or a filter reads; the work estimate of a request within the limits
- *   goes to `spend` (the token's budget).
+ * - the size by `documentSize` (invalid_request), after validation, from the cost limit
+ *   (`useCostLimit`), which then estimates the work: GraphQL Armor's cost rule weighs fields by
+ *   depth and cannot see page sizes, which bound the rows a list returns.
  * GraphQL Armor's field-suggestion masking stays off: internal teams read the schema anyway.
  */
-export function documentLimits(
-  schema: GraphQLSchema,
-  registry: ResourceRegistry,
-  limits: DocumentLimits,
-  sizes: TableSizes,
-  spend?: CostLimitOptions['spend'],
-  priced: Pick<CostLimitOptions, 'boundedLists' | 'fieldPoints'> = {},
-): Limited {
+export function documentLimits(schema: GraphQLSchema, registry: ResourceRegistry, limits: DocumentLimits, boundedLists?: ReadonlyMap<string, number>): Limited {
   const armor = new ApolloArmor({
     maxDepth: { n: limits.maxDepth, flattenFragments: true, ignoreIntrospection: true },
     maxAliases: { n: limits.maxAliases, allowList: [] },
@@ -75,7 +67,7 @@ export function documentLimits(
   return {
     // The protections enabled above are validation rules only (Armor's plugins are the two turned off).
     validationRules: armor.validationRules,
-    plugins: [useCostLimit(schema, { registry, maxSize: limits.maxSize, maxCost: limits.maxCost, sizes, spend, ...priced })],
+    size: documentSize(schema, registry, limits.maxSize, boundedLists),
     parseOptions: { maxTokens: limits.maxTokens },
     maxRecursiveSelections: limits.maxRecursiveSelections,
     allowBatchedHttpRequests: false,

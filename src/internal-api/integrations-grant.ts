@@ -4,7 +4,7 @@ import type { InternalPrincipal } from '../auth/internal-token-store.ts';
 import { ApiError } from '../errors.ts';
 import { eachSelectedField } from '../graphql/selection.ts';
 import { INTEGRATION_ROOT_FIELDS } from '../integrations/graphql-schema.ts';
-import { graphqlRefusal } from './cost-budget.ts';
+import { graphqlRefusal } from '../graphql/work/budget.ts';
 
 /**
  * A token without the integrations grant is refused, before anything runs, an operation that

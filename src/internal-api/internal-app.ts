@@ -7,19 +7,20 @@ import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { BOOTSTRAP_TOKEN_NAME, findActiveInternalToken, type InternalPrincipal } from '../auth/internal-token-store.ts';
 import { isWellFormedInternalToken, sha256 } from '../auth/secret-format.ts';
 import type { Database, StatementMeter } from '../db/database.ts';
-import { TableStatistics } from '../graphql/table-statistics-store.ts';
+import { TableStatistics } from '../graphql/work/table-statistics-store.ts';
 import type { ResourceRegistry } from '../model/resource-registry.ts';
-import { ApiError, isDatabaseUnavailable, isStatementTimeout } from '../errors.ts';
+import { ApiError, DatabaseTimeSpent, isDatabaseUnavailable, isStatementTimeout } from '../errors.ts';
 import { requestContext } from '../graphql/execute-operation.ts';
-import { maskError } from '../graphql/plugins.ts';
-import { POINT_MS } from '../graphql/work-estimate.ts';
+import { maskError } from '../graphql/masked-errors.ts';
+import { POINT_MS } from '../graphql/work/estimate.ts';
+import { CostBudget, useCostBudget, type SpentCost } from '../graphql/work/budget.ts';
+import { useCostLimit } from '../graphql/work/cost-limit.ts';
 import type { GraphQLContext } from '../graphql/schema.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { RateLimiters } from '../rate-limit/limiters.ts';
 import { auditRecordOf, useAuditPlugin, useAuditTrail, type AuditRecord } from './audit-trail.ts';
 import { compiledGateway } from './compiled-gateway.ts';
-import { CostBudget, useCostBudget, type SpentCost } from './cost-budget.ts';
 import { documentGate } from './document-gate.ts';
 import { DOCUMENT_LIMITS, documentLimits } from './document-limits.ts';
 import { explorerRouter } from './explorer-page.ts';
@@ -58,7 +59,9 @@ export interface InternalAppOptions {
   rateLimiters: Pick<RateLimiters, 'costs'>;
   /** INTERNAL_COST_PER_MINUTE: the budget of a token without one of its own. */
   defaultCostPerMinute: number;
-  /** INTERNAL_STATEMENT_TIMEOUT_MS, as the error of a statement it cancelled says it. */
+  /** INTERNAL_COST_PER_REQUEST: the cap, the largest work estimate of one request, in points. */
+  costPerRequest: number;
+  /** The statement timeout of `db` (`internalStatementTimeoutMs`), as the error of a statement it cancelled says it. */
   statementTimeoutMs: number;
   /** What the integrations area's operations run with (src/integrations), for tokens with the grant. */
   integrations: IntegrationContext;
@@ -135,20 +138,35 @@ function withoutSyntaxPrefix(error: GraphQLFormattedError): GraphQLFormattedErro
  */
 export async function createInternalApp(options: InternalAppOptions): Promise<InternalApp> {
   const { logger } = options;
-  const budget = new CostBudget(options.rateLimiters.costs, options.defaultCostPerMinute, options.metrics);
+  const budget = new CostBudget(options.rateLimiters.costs, {
+    defaultPerMinute: options.defaultCostPerMinute,
+    capPoints: options.costPerRequest,
+    refused: () => (options.metrics.requestCounts.rateLimitRejections('internal_cost').count += 1),
+  });
   const statistics = new TableStatistics(options.registry.all().map((resource) => resource.table));
   const refresh = () => statistics.refresh(options.primary).catch((error: unknown) => logger.warn({ err: error }, 'table statistics not read; the cost estimate keeps the last ones'));
   await refresh();
   const refreshing = setInterval(() => void refresh(), STATISTICS_REFRESH_MS);
   refreshing.unref();
-  const limits = documentLimits(options.schema, options.registry, DOCUMENT_LIMITS, statistics, (estimate, request) => {
-    const context = request.contextValue as InternalContext;
-    return budget.reserve(context.principal, estimate.points, context.cost);
-  }, { boundedLists: INTEGRATION_LIST_BOUNDS, fieldPoints: INTEGRATION_FIELD_POINTS });
+  const limits = documentLimits(options.schema, options.registry, DOCUMENT_LIMITS, INTEGRATION_LIST_BOUNDS);
+  const costLimit = useCostLimit(options.schema, {
+    registry: options.registry,
+    maxCost: options.costPerRequest,
+    sizes: statistics,
+    shape: limits.size,
+    fieldPoints: INTEGRATION_FIELD_POINTS,
+    spend: async (estimate, request) => {
+      const context = request.contextValue as InternalContext;
+      context.meter.allowance = await budget.reserve(context.principal, estimate.points, context.cost);
+    },
+  });
   const apollo = new ApolloServer<InternalContext>({
     // The served schema, its operations compiled once per document (compiled-gateway.ts).
     gateway: compiledGateway(options.schema),
-    ...limits,
+    validationRules: limits.validationRules,
+    parseOptions: limits.parseOptions,
+    maxRecursiveSelections: limits.maxRecursiveSelections,
+    allowBatchedHttpRequests: limits.allowBatchedHttpRequests,
     // Documents named by hash are the registered ones (document-gate.ts), never a cache a client fills.
     persistedQueries: false,
     // The answer's JSON; graphqlHandler writes it with its newline (graphql-handler.ts).
@@ -157,7 +175,7 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
     plugins: [
       usePersonalDataGrant(options.schema, options.registry, INTEGRATION_PERSONAL_FIELDS),
       useIntegrationsGrant(options.schema),
-      ...limits.plugins,
+      costLimit,
       useCostBudget(budget, ({ meter }) => Math.ceil(meter.ms / POINT_MS)),
       useFieldUsage(options.schema, options.metrics, logger),
       useAuditPlugin(),
@@ -167,6 +185,9 @@ export async function createInternalApp(options: InternalAppOptions): Promise<In
       ApolloServerPluginCacheControlDisabled(),
     ],
     formatError: (formatted, error) => {
+      const original = unwrapResolverError(error);
+      // Its message is the budget's own (src/graphql/work/budget.ts): why the statements stopped.
+      if (original instanceof DatabaseTimeSpent) return { message: original.message, path: formatted.path, extensions: { code: 'QUERY_TIMEOUT' } };
       if (isStatementTimeout(unwrapResolverError(error))) {
         const message = `A statement of this request ran longer than the statement timeout of internal GraphQL (${options.statementTimeoutMs} ms) and was cancelled; read fewer rows, filter on indexed columns or leave out totalCount.`;
         return { message, path: formatted.path, extensions: { code: 'QUERY_TIMEOUT' } };

@@ -5,7 +5,7 @@ import { personalFields, type ResourceDefinition, type ResourceRegistry } from '
 import { ApiError } from '../errors.ts';
 import { connectionTypeName, edgeTypeName, filterTypeName } from '../graphql/connections.ts';
 import { eachSelectedField } from '../graphql/selection.ts';
-import { graphqlRefusal } from './cost-budget.ts';
+import { graphqlRefusal } from '../graphql/work/budget.ts';
 
 /**
  * What an operation would read or compare of personal data: the fields it selects that are

@@ -26,7 +26,8 @@ export const catalog: Catalog = {
     "1763802037000_webhook-claim-in-one-round-trip",
     "1763802137000_webhook-claim-by-key",
     "1763802237000_one-delivery-queue",
-    "1763802437000_integration-audit"
+    "1763802437000_integration-audit",
+    "1763802537000_portal-sessions"
   ],
   "tables": {
     "api_key_request_counts": {
@@ -426,6 +427,44 @@ export const catalog: Catalog = {
       ],
       "indexes": [
         {"name":"participants_pkey","columns":["booking_id"]}
+      ]
+    },
+    "portal_sessions": {
+      "description": "A link to the integrations page and the session it opened: hashes only, never the secrets.",
+      "columns": [
+        {"name":"id","type":"text","nullable":false,"default":"new_id('pss'::text)"},
+        {"name":"workspace_id","type":"text","nullable":false},
+        {"name":"member_id","type":"text","nullable":false},
+        {"name":"read_only","type":"boolean","nullable":false,"default":"false"},
+        {"name":"ttl_seconds","type":"integer","nullable":false},
+        {"name":"link_hash","type":"bytea","nullable":false},
+        {"name":"link_expires_at","type":"timestamp with time zone","nullable":false},
+        {"name":"created_at","type":"timestamp with time zone","nullable":false,"default":"now()"},
+        {"name":"opened_at","type":"timestamp with time zone","nullable":true},
+        {"name":"token_hash","type":"bytea","nullable":true},
+        {"name":"expires_at","type":"timestamp with time zone","nullable":true},
+        {"name":"revoked_at","type":"timestamp with time zone","nullable":true}
+      ],
+      "primaryKey": ["id"],
+      "foreignKeys": [
+        {"name":"portal_sessions_member_id_fkey","columns":["member_id"],"table":"members","references":["id"]},
+        {"name":"portal_sessions_workspace_id_fkey","columns":["workspace_id"],"table":"workspaces","references":["id"]}
+      ],
+      "uniques": [
+        {"name":"portal_sessions_link_hash_key","columns":["link_hash"],"partial":false},
+        {"name":"portal_sessions_token_hash_key","columns":["token_hash"],"partial":false}
+      ],
+      "checks": [
+        {"name":"portal_sessions_check","columns":["opened_at","token_hash","expires_at"],"expression":"(((opened_at IS NULL) = (token_hash IS NULL)) AND ((token_hash IS NULL) = (expires_at IS NULL)))"},
+        {"name":"portal_sessions_link_hash_check","columns":["link_hash"],"expression":"(length(link_hash) = 32)"},
+        {"name":"portal_sessions_token_hash_check","columns":["token_hash"],"expression":"(length(token_hash) = 32)"},
+        {"name":"portal_sessions_ttl_seconds_check","columns":["ttl_seconds"],"expression":"((ttl_seconds >= 60) AND (ttl_seconds <= 86400))"}
+      ],
+      "indexes": [
+        {"name":"portal_sessions_by_workspace","columns":["workspace_id"],"where":"(revoked_at IS NULL)"},
+        {"name":"portal_sessions_link_hash_key","columns":["link_hash"]},
+        {"name":"portal_sessions_pkey","columns":["id"]},
+        {"name":"portal_sessions_token_hash_key","columns":["token_hash"]}
       ]
     },
     "rate_limits": {

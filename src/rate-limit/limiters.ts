@@ -6,6 +6,7 @@ import {
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible';
 import type { Database } from '../db/database.ts';
+import type { BudgetState, PointBudgets } from '../graphql/work/budget.ts';
 import { MemoryWindows, type RateLimitDecision } from './memory-windows.ts';
 import { deleteEndedWindows } from './rate-limit-store.ts';
 
@@ -22,6 +23,9 @@ export interface RateLimitOptions {
   /** Calendar feed requests per window and feed token. */
   feedMax: number;
   feedWindowSeconds: number;
+  /** The integrations page's operations per window and session (120 per 60 s by default). */
+  portalMax?: number;
+  portalWindowSeconds?: number;
   /** How often the postgres store deletes the rows of windows that have ended. */
   cleanupIntervalSeconds?: number;
   redisUrl?: string | undefined;
@@ -42,24 +46,6 @@ export interface FailureLimiter {
   failed(address: string): Promise<RateLimitDecision>;
 }
 
-/**
- * Budgets of points per window and key, kept in the same store as the request limits (the
- * internal GraphQL endpoint's cost budgets per token). Each key's budget is given with every call,
- * so that a changed budget applies to the current window at once.
- */
-export interface PointBudgets {
-  readonly windowSeconds: number;
-  /** Spends `points` of `key`'s `budget`; when they do not fit, the answer is refused and nothing is spent. */
-  spend(key: string, points: number, budget: number): Promise<RateLimitDecision>;
-  /**
-   * Spends `points` more of `key`'s budget in the current window, or gives them back when negative
-   * (never below nothing spent): the settlement of a request spent at its estimate.
-   */
-  adjust(key: string, points: number, budget: number): Promise<RateLimitDecision>;
-  /** What is left of `key`'s budget, spending nothing. */
-  peek(key: string, budget: number): Promise<RateLimitDecision>;
-}
-
 export interface RateLimiters {
   readonly max: number;
   readonly windowSeconds: number;
@@ -75,6 +61,8 @@ export interface RateLimiters {
   readonly failures: FailureLimiter;
   /** Counts one calendar feed request of a feed token. */
   consumeFeed(feedId: string): Promise<RateLimitDecision>;
+  /** Counts one request of an integrations page's session. */
+  consumePortal(sessionId: string): Promise<RateLimitDecision>;
   /** Cost budgets per token and minute of the internal GraphQL endpoint. */
   readonly costs: PointBudgets;
   close(): Promise<void>;
@@ -83,6 +71,8 @@ export interface RateLimiters {
 /** The store's counter is a PostgreSQL integer; a budget never comes near it. */
 const UNBOUNDED_POINTS = 2 ** 31 - 1;
 const COST_WINDOW_SECONDS = 60;
+/** How long points owed are kept: a day of windows pays far more than one request can owe. */
+const OWED_SECONDS = 86_400;
 
 export async function createRateLimiters(options: RateLimitOptions): Promise<RateLimiters> {
   const closers: Array<() => Promise<void>> = [];
@@ -98,6 +88,7 @@ export async function createRateLimiters(options: RateLimitOptions): Promise<Rat
   };
   const perKey = counter('rl_key', options.max, options.windowSeconds);
   const feeds = counter('rl_feed', options.feedMax, options.feedWindowSeconds);
+  const portal = counter('rl_portal', options.portalMax ?? 120, options.portalWindowSeconds ?? 60);
   const localFailures = new RateLimiterMemory({ keyPrefix: 'rl_auth', points: options.authFailureMax, duration: options.authFailureWindowSeconds });
   const sharedFailures =
     options.store === 'memory' ? null : make('rl_auth', options.authFailureMax, options.authFailureWindowSeconds, { inMemoryBlockOnConsumed: options.authFailureMax });
@@ -115,7 +106,8 @@ export async function createRateLimiters(options: RateLimitOptions): Promise<Rat
       },
     },
     consumeFeed: feeds.consume,
-    costs: pointBudgets(make('rl_cost', UNBOUNDED_POINTS, COST_WINDOW_SECONDS), COST_WINDOW_SECONDS),
+    consumePortal: portal.consume,
+    costs: pointBudgets(make('rl_cost', UNBOUNDED_POINTS, COST_WINDOW_SECONDS), make('rl_cost_owed', UNBOUNDED_POINTS, OWED_SECONDS), COST_WINDOW_SECONDS),
     async close() {
       for (const close of closers) await close();
     },
@@ -180,40 +172,75 @@ async function storeFactory(options: RateLimitOptions, closers: Array<() => Prom
 }
 
 /**
- * Budgets over a limiter that never refuses by itself: the store counts the points spent in the
- * window, the budget given decides. Points that do not fit are given back at once, so that a
- * refused request spends nothing and what is left stays exact.
+ * Budgets over limiters that never refuse by themselves: `window` counts the points spent in the
+ * current window, `owed` what requests cost beyond what their window's budget held; the budget
+ * given decides. Points that do not fit are given back at once, so that a refused request spends
+ * nothing and what is left stays exact. Every step is one atomic change of one counter of the
+ * store; where two instances pay the same debt at once, what was paid twice is given back.
  */
-function pointBudgets(limiter: RateLimiterAbstract, windowSeconds: number): PointBudgets {
-  const answer = (budget: number, spent: number, msBeforeNext: number, allowed: boolean): RateLimitDecision => ({
-    allowed,
-    remaining: Math.max(0, budget - spent),
-    resetSeconds: Math.max(0, Math.ceil(msBeforeNext / 1000)),
-  });
+function pointBudgets(window: RateLimiterAbstract, owed: RateLimiterAbstract, windowSeconds: number): PointBudgets {
+  const state = (allowed: boolean, spent: number, owes: number, msBeforeNext: number): BudgetState => ({ allowed, spent: Math.max(0, spent), owed: Math.max(0, owes), msBeforeNext });
+  const read = async (key: string) => {
+    const [spent, owes] = await Promise.all([window.get(key), owed.get(key)]);
+    return { spent: spent?.consumedPoints ?? 0, msBeforeNext: spent?.msBeforeNext ?? windowSeconds * 1000, owes: Math.max(0, owes?.consumedPoints ?? 0) };
+  };
+  const owing = async (key: string) => Math.max(0, (await owed.get(key))?.consumedPoints ?? 0);
+  /** Moves what `key` owes into its current window, as far as `budget` leaves room. */
+  const pay = async (key: string, budget: number) => {
+    const now = await read(key);
+    const payment = Math.min(now.owes, budget - now.spent);
+    if (payment <= 0) return now;
+    const charged = await window.penalty(key, payment);
+    const left = await owed.reward(key, payment);
+    let spent = charged.consumedPoints;
+    if (left.consumedPoints < 0) {
+      // Paid by another instance at the same time: the excess goes back to the window.
+      await owed.penalty(key, -left.consumedPoints);
+      spent = (await window.reward(key, -left.consumedPoints)).consumedPoints;
+    }
+    return { spent, msBeforeNext: charged.msBeforeNext, owes: Math.max(0, left.consumedPoints) };
+  };
   return {
     windowSeconds,
     async spend(key, points, budget) {
-      const result = await limiter.consume(key, points);
-      if (result.consumedPoints <= budget) return answer(budget, result.consumedPoints, result.msBeforeNext, true);
-      await limiter.reward(key, points);
-      return answer(budget, result.consumedPoints - points, result.msBeforeNext, false);
-    },
-    async adjust(key, points, budget) {
-      if (points === 0) return this.peek(key, budget);
-      if (points > 0) {
-        const result = await limiter.penalty(key, points);
-        return answer(budget, result.consumedPoints, result.msBeforeNext, true);
+      // One round trip when nothing is owed, as almost always; else the points go back, what is owed is paid first.
+      let [result, owes] = await Promise.all([window.consume(key, points), owing(key)]);
+      if (owes > 0) {
+        await window.reward(key, points);
+        owes = (await pay(key, budget)).owes;
+        result = await window.consume(key, points);
       }
-      // Never more than was spent: a window that ended meanwhile starts at nothing, not below.
-      const current = await limiter.get(key);
-      const back = Math.min(-points, current?.consumedPoints ?? 0);
-      if (back <= 0) return answer(budget, current?.consumedPoints ?? 0, current?.msBeforeNext ?? windowSeconds * 1000, true);
-      const result = await limiter.reward(key, back);
-      return answer(budget, result.consumedPoints, result.msBeforeNext, true);
+      if (result.consumedPoints <= budget) return state(true, result.consumedPoints, owes, result.msBeforeNext);
+      await window.reward(key, points);
+      return state(false, result.consumedPoints - points, owes, result.msBeforeNext);
     },
-    async peek(key, budget) {
-      const result = await limiter.get(key);
-      return result ? answer(budget, result.consumedPoints, result.msBeforeNext, true) : answer(budget, 0, windowSeconds * 1000, true);
+    async extend(key, points, ceiling) {
+      // What was owed this minute counts: a request settled past the budget does not make room to lend again.
+      const [result, owes] = await Promise.all([window.consume(key, points), owing(key)]);
+      const over = result.consumedPoints + owes - ceiling;
+      // As much as fits: what does not is given back at once.
+      if (over > 0) await window.reward(key, Math.min(points, over));
+      return Math.max(0, points - Math.max(0, over));
+    },
+    async adjust(key, points, budget, charged) {
+      let result: { consumedPoints: number; msBeforeNext: number };
+      if (points > 0) result = await window.penalty(key, points);
+      else {
+        // Never more than was spent: a window that ended meanwhile starts at nothing, not below.
+        const now = await window.get(key);
+        const back = Math.min(-points, now?.consumedPoints ?? 0);
+        result = back > 0 ? await window.reward(key, back) : { consumedPoints: now?.consumedPoints ?? 0, msBeforeNext: now?.msBeforeNext ?? windowSeconds * 1000 };
+      }
+      // What the window holds beyond the budget, of this request's charge, is owed to the following ones.
+      const beyond = Math.min(charged, result.consumedPoints - budget);
+      if (beyond <= 0) return state(true, result.consumedPoints, await owing(key), result.msBeforeNext);
+      const kept = await window.reward(key, beyond);
+      const owes = await owed.penalty(key, beyond);
+      return state(true, kept.consumedPoints, owes.consumedPoints, kept.msBeforeNext);
+    },
+    async peek(key) {
+      const now = await read(key);
+      return state(true, now.spent, now.owes, now.msBeforeNext);
     },
   };
 }

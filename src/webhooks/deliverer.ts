@@ -176,7 +176,7 @@ export class Deliverer {
     if (!delivery) return null;
     const attempt = await this.#attempt(delivery, (body) => storeBody(db, delivery.id, body));
     if (!attempt) {
-      return { deliveryId, ok: false, httpStatus: null, error: 'booking_gone', startedAt: null, durationMs: 0, answerStart: null, disabled: false };
+      return { deliveryId, ok: false, httpStatus: null, error: 'booking_gone', startedAt: null, durationMs: 0, answerStart: null, disabled: false, hint: 'The booking of this event no longer exists: there is nothing to send.' };
     }
     const gone = await recordManualAttempt(db, delivery, attempt.body, attempt.startedAt, attempt.outcome);
     recordOutcome(span, delivery, attempt.outcome);

@@ -1,3 +1,4 @@
+import { failureHint } from './failure-hints.ts';
 import type { AttemptOutcome } from './send-attempt.ts';
 
 export interface ManualResult {
@@ -11,6 +12,8 @@ export interface ManualResult {
   answerStart: string | null;
   /** The receiver answered 410 and the endpoint is now disabled. */
   disabled: boolean;
+  /** What usually mends the failure (failure-hints.ts), or null. */
+  hint: string | null;
 }
 
 export const manualResult = (deliveryId: string, startedAt: Date, outcome: AttemptOutcome, disabled: boolean): ManualResult => ({
@@ -22,4 +25,5 @@ export const manualResult = (deliveryId: string, startedAt: Date, outcome: Attem
   durationMs: outcome.durationMs,
   answerStart: outcome.answerStart,
   disabled,
+  hint: failureHint(outcome.error),
 });

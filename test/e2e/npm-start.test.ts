@@ -108,6 +108,13 @@ describe('npm start on a fresh data directory', () => {
     const reference = await fetch(/Reference: (\S+)/.exec(banner)![1]!);
     expect(reference.status).toBe(200);
     expect(reference.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    // The integrations page's link for the demo's owner opens, once.
+    const [, portalUrl, linkSecret] = /(http:\S+\/integrations\/)#(svc_pl_[0-9A-Za-z]{38})$/m.exec(banner)!;
+    const openLink = () => fetch(new URL('api/session', portalUrl), { method: 'POST', headers: { 'Portal-Link': linkSecret! } });
+    const opened = await openLink();
+    expect(opened.status).toBe(201);
+    expect(((await opened.json()) as { member: { role: string } }).member.role).toBe('owner');
+    expect((await openLink()).status).toBe(401);
     expect(await stop(first.child)).toBe(0);
 
     const second = await start(env);
@@ -115,6 +122,8 @@ describe('npm start on a fresh data directory', () => {
     expect(new Set(keys(second.output()))).toEqual(new Set(keys(banner)));
     const again = await runCurlLine(second.output().split('\n').find((line) => line.includes('curl -s -H'))!);
     expect(again.status).toBe(200);
+    // Each start prints a new link: the last one was opened.
+    expect(/#(svc_pl_\w+)$/m.exec(second.output())![1]).not.toBe(linkSecret);
     expect(await stop(second.child)).toBe(0);
   });
 

@@ -30,10 +30,12 @@ const paths = (spelled: string) => [
   `/api%2Fcalendar%2fv1%2F${spelled}`,
   `/api/public/v1/${spelled}`,
   `/${spelled}`,
+  `/integrations/${spelled}`,
+  `/integrations/api/session/${spelled}`,
 ];
 
 /** Where a secret can be put in a query string. */
-const queries = (spelled: string) => [`/api/public/v1/courses?token=${spelled}`, `/api/calendar/v1/x.ics?key=${spelled}&a=1`, `/?${spelled}`, `/api/public/v1/bookings?a=1&api_key=${spelled}`];
+const queries = (spelled: string) => [`/integrations/api/graphql?session=${spelled}`, `/api/public/v1/courses?token=${spelled}`, `/api/calendar/v1/x.ics?key=${spelled}&a=1`, `/?${spelled}`, `/api/public/v1/bookings?a=1&api_key=${spelled}`];
 
 /** Headers a secret can be put in (only X-Request-Id is ever logged, and only when it holds none). */
 const headers = (spelled: string): Array<[string, string]> => [
@@ -60,7 +62,14 @@ describe('secrets sent in every part of a request, however spelled', () => {
     secrets.internalToken = INTERNAL_TOKEN;
     secrets.namedInternalToken = (await cliOn(db).json<{ token: string }>('internal-token', 'create', '--name', 'reporting')).token;
     secrets.metricsToken = METRICS_TOKEN;
-    api = await startTestApi(db, { ...env, WEBHOOK_WORKER: 'false', METRICS_TOKEN, AUTH_FAILURE_LIMIT: '100000', FEED_RATE_LIMIT_MAX: '100000' });
+    const link = new URL((await cliOn(db).json<{ url: string }>('portal', 'link', '--workspace', ws.workspaceId, '--member', OWNER_EMAIL)).url).hash.slice(1);
+    const spare = new URL((await cliOn(db).json<{ url: string }>('portal', 'link', '--workspace', ws.workspaceId, '--member', OWNER_EMAIL)).url).hash.slice(1);
+    api = await startTestApi(db, { ...env, WEBHOOK_WORKER: 'false', METRICS_TOKEN, AUTH_FAILURE_LIMIT: '100000', FEED_RATE_LIMIT_MAX: '100000', PORTAL_RATE_LIMIT_MAX: '100000' });
+    // A link opened (its secret a client may still send) and its session's token; a link not opened.
+    const opened = await fetch(`${api.url}/integrations/api/session`, { method: 'POST', headers: { 'Portal-Link': link } });
+    secrets.portalLink = link;
+    secrets.portalSession = ((await opened.json()) as { session: string }).session;
+    secrets.unopenedPortalLink = spare;
   });
   afterAll(async () => {
     await api?.close();
@@ -70,7 +79,8 @@ describe('secrets sent in every part of a request, however spelled', () => {
   it('no log line holds an API key, a feed token, a webhook secret, an internal or the metrics token, in any spelling', async () => {
     expect(secrets.webhookSecret).toMatch(/^whsec_/);
     expect(secrets.namedInternalToken).toMatch(/^svc_int_/);
-    let sent = 0;
+    expect(secrets.portalSession).toMatch(/^svc_ps_/);
+    let sent = 1;
     for (const secret of Object.values(secrets)) {
       for (const spelled of spellings(secret)) {
         for (const target of [...paths(spelled), ...queries(spelled)]) {
@@ -82,13 +92,20 @@ describe('secrets sent in every part of a request, however spelled', () => {
           expect(response.headers['x-request-id']).not.toContain(spelled);
           sent += 1;
         }
+        // The page's endpoints, with the secret where they read one and elsewhere.
+        for (const header of [...headers(spelled), ['Portal-Link', spelled] as [string, string]]) {
+          for (const path of ['/integrations/api/session', '/integrations/api/graphql']) {
+            await rawRequest(api.url, path, { method: 'POST', headers: [header, ['Content-Type', 'application/json'], ['Content-Length', '2']], body: '{}' });
+            sent += 1;
+          }
+        }
       }
     }
     const logs = api.logs.join('\n');
     expect(api.logs.filter((line) => line.includes('"msg":"request"'))).toHaveLength(sent);
     for (const [kind, secret] of Object.entries(secrets)) {
       // The random part of a secret is what makes it one: it appears in no spelling at all.
-      const random = secret.replace(/^(svc_api_|svc_cal_|svc_int_|whsec_)/, '');
+      const random = secret.replace(/^(svc_api_|svc_cal_|svc_int_|svc_pl_|svc_ps_|whsec_)/, '');
       for (const spelled of [...spellings(random), random.slice(0, 16), random.slice(-16)]) {
         expect(logs.includes(spelled), `${kind} as ${spelled}`).toBe(false);
       }

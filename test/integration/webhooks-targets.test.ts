@@ -98,4 +98,21 @@ describeOnEachDatabase('webhook targets on %s', (target) => {
     expect(delivery!.log.every((a) => a.error === 'refused_target' && a.httpStatus === null)).toBe(true);
     expect(receiver.received).toEqual([]);
   });
+
+  it('webhook test to a refused target or an untrusted certificate exits 1 and says which setting mends it; an accepted one exits 0', async () => {
+    const port = new URL(receiver.url).port;
+    const { id } = await cliOn(db, strict).json<{ id: string }>('webhook', 'add', '--workspace', ws.workspaceId, '--member', OWNER_EMAIL, '--url', `https://localhost:${port}/hooks`);
+    const refused = await cliOn(db, strict).run('webhook', 'test', '--endpoint', id);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/: Failed: refused_target at \S+ in \d+ ms\n.*start the service with WEBHOOK_ALLOW_PRIVATE_TARGETS=true\.\n$/);
+    const json = await cliOn(db, strict).run('webhook', 'test', '--endpoint', id, '--json');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, error: 'refused_target', hint: expect.stringContaining('WEBHOOK_ALLOW_PRIVATE_TARGETS=true') });
+    // Allowed, the receiver's self-signed certificate is not trusted by this CLI.
+    const untrusted = await cliOn(db, relaxed).run('webhook', 'test', '--endpoint', id);
+    expect(untrusted.code).toBe(1);
+    expect(untrusted.stdout).toMatch(/: Failed: tls at .*\n.*NODE_EXTRA_CA_CERTS=<its PEM file>\.\n$/);
+    const trusted = await cliOn(db, relaxed, receiver).run('webhook', 'test', '--endpoint', id);
+    expect([trusted.code, trusted.stdout]).toEqual([0, expect.stringMatching(/Delivered \(HTTP 2\d\d\)/)]);
+  });
 });

@@ -82,10 +82,17 @@ describeOnEachDatabase('test events and receivers that answer 410 Gone on %s', (
 
   it('webhooks.test-events: a test event is in the delivery log as a test with one attempt, is never retried or sent again by hand, and counts toward nothing that disables the endpoint, a 410 included', async () => {
     receiver.answer = () => ({ status: 500 });
-    const failed = await cli().json<{ event: string; ok: boolean; httpStatus: number; error: string }>('webhook', 'test', '--endpoint', endpoint.id, '--type', 'booking.updated');
-    expect(failed).toMatchObject({ ok: false, httpStatus: 500, error: 'http_status' });
+    // A failed attempt is printed as any other, and the exit says it failed.
+    const failedTest = async (...argv: string[]) => {
+      const result = await cli().run('webhook', 'test', '--endpoint', endpoint.id, ...argv, '--json');
+      expect(result.code).toBe(1);
+      return JSON.parse(result.stdout) as { event: string; ok: boolean; httpStatus: number; error: string; hint: string | null };
+    };
+    const failed = await failedTest('--type', 'booking.updated');
+    // The receiver's own answer needs no hint.
+    expect(failed).toMatchObject({ ok: false, httpStatus: 500, error: 'http_status', hint: null });
     receiver.answer = () => ({ status: 410 });
-    const gone = await cli().json<{ event: string; httpStatus: number; error: string }>('webhook', 'test', '--endpoint', endpoint.id);
+    const gone = await failedTest();
     expect(gone).toMatchObject({ httpStatus: 410, error: 'gone' });
     expect(await stateOf(endpoint.id)).toMatchObject({ state: 'active', disabledReason: null });
 
@@ -159,7 +166,8 @@ describeOnEachDatabase('test events and receivers that answer 410 Gone on %s', (
     await expect.poll(async () => (await logOf(endpoint.id)).find((d) => d.eventId === eventId)?.state, { timeout: 10_000, interval: 100 }).toBe('succeeded');
     receiver.answer = () => ({ status: 410, body: 'subscription deleted' });
     const again = await cli().run('webhook', 'redeliver', '--event', eventId, '--endpoint', endpoint.id);
-    expect(again.code).toBe(0);
+    // The attempt was made and failed: what it printed stands, and the exit says it failed.
+    expect(again.code).toBe(1);
     expect(again.stdout).toMatch(/^Failed: gone \(HTTP 410\) at \S+ in \d+ ms; the receiver answered "subscription deleted"\nThe receiver answered 410 Gone: the endpoint is disabled/);
     expect(await stateOf(endpoint.id)).toMatchObject({ state: 'disabled', disabledReason: 'gone' });
     receiver.answer = () => ({ status: 204 });

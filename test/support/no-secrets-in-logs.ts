@@ -1,7 +1,7 @@
 import { afterAll, expect } from 'vitest';
 import { capturedLogs } from './public-api.ts';
 
-const SECRET = /svc_api_[0-9A-Za-z]{6,}|svc_cal_[0-9A-Za-z]{6,}|svc_int_[0-9A-Za-z]{6,}|whsec_[A-Za-z0-9+/]{6,}/;
+const SECRET = /svc_api_[0-9A-Za-z]{6,}|svc_cal_[0-9A-Za-z]{6,}|svc_int_[0-9A-Za-z]{6,}|svc_p[ls]_[0-9A-Za-z]{6,}|whsec_[A-Za-z0-9+/]{6,}/;
 
 // Runs after every test file: no log line written during the suite holds a key, token or secret.
 afterAll(() => {

@@ -74,10 +74,12 @@ function harness() {
     consumeKeyNow: (id, into) => keyWindows.consume(id, into),
     failures: { failed: async (address) => failureWindows.consume(address, decision()) },
     consumeFeed: async (id) => feedWindows.consume(id, decision()),
+    consumePortal: () => Promise.reject(new Error('no portal session here')),
     // The internal listener's cost budgets: no public route spends them.
     costs: {
       windowSeconds: WINDOW_S,
       spend: () => Promise.reject(new Error('a public route spent a cost budget')),
+      extend: () => Promise.reject(new Error('a public route spent a cost budget')),
       adjust: () => Promise.reject(new Error('a public route settled a cost budget')),
       peek: () => Promise.reject(new Error('a public route read a cost budget')),
     },

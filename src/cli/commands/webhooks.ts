@@ -97,7 +97,7 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
     });
   webhook
     .command('redeliver')
-    .description('make one manual attempt now (outside the 8 scheduled ones) and print its outcome')
+    .description('make one manual attempt now (outside the 8 scheduled ones) and print its outcome; exits 1 when it failed')
     .requiredOption('--event <id>', 'event id (the webhook-id)')
     .requiredOption('--endpoint <id>', 'endpoint id')
     .addOption(memberOption())
@@ -105,6 +105,7 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
     .action(async (options: Output & { event: string; endpoint: string; member?: string }) => {
       const outcome = await resendDelivery(...(await onEndpoint(ctx, options.endpoint, options.member)), options.endpoint, options.event);
       ctx.print(options, outcome, describeOutcome(outcome));
+      if (!outcome.ok) ctx.failed();
     });
   webhook
     .command('events')
@@ -123,7 +124,7 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
     });
   webhook
     .command('test')
-    .description('send one signed test event now ("test": true, an example booking bkg_test_…), never retried, and print the answer')
+    .description('send one signed test event now ("test": true, an example booking bkg_test_…), never retried, and print the answer; exits 1 when it failed')
     .requiredOption('--endpoint <id>', 'endpoint id')
     .option('--type <type>', `the event type: ${EVENT_TYPES.join(', ')}`, 'booking.created')
     .addOption(memberOption())
@@ -135,6 +136,7 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
         result,
         `Test ${result.type} event ${result.event}: ${describeOutcome({ ...result, disabled: false })}${stillDisabled ? `\nThe endpoint is still disabled (webhook enable --endpoint ${options.endpoint})` : ''}`,
       );
+      if (!result.ok) ctx.failed();
     });
   webhook
     .command('rotate-secret')
@@ -193,5 +195,6 @@ function describeOutcome(result: Omit<ManualResult, 'deliveryId'>): string {
   const when = result.startedAt ? ` at ${result.startedAt}` : '';
   const answer = result.answerStart ? `; the receiver answered ${JSON.stringify(result.answerStart)}` : '';
   const gone = result.disabled ? `\nThe receiver answered 410 Gone: the endpoint is disabled (webhook enable to turn it back on)` : '';
-  return `${status}${when} in ${result.durationMs} ms${answer}${gone}`;
+  const hint = result.hint ? `\n${result.hint}` : '';
+  return `${status}${when} in ${result.durationMs} ms${answer}${gone}${hint}`;
 }

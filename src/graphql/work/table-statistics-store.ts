@@ -1,4 +1,4 @@
-import type { Database } from '../db/database.ts';
+import type { Database } from '../../db/database.ts';
 
 /** What PostgreSQL's statistics say of a table: its rows, and the largest group one value of a column holds. */
 export interface TableSizes {

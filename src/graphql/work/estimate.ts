@@ -14,13 +14,13 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { listScan } from './list-scans.ts';
-import { fieldDefinition, type ResourceDefinition, type ResourceRegistry } from '../model/resource-registry.ts';
-import { connectionOrder, embeddable } from '../sql/sql-builder.ts';
+import { fieldDefinition, type ResourceDefinition, type ResourceRegistry } from '../../model/resource-registry.ts';
+import { connectionOrder, embeddable } from '../../sql/sql-builder.ts';
 import type { TableSizes } from './table-statistics-store.ts';
-import { isApiError } from '../errors.ts';
-import { MAX_PAGE_SIZE, parseConnectionArguments } from '../loaders/connection-arguments.ts';
-import { connectionList } from '../loaders/loaders.ts';
-import type { ListIndex } from './connections.ts';
+import { isApiError } from '../../errors.ts';
+import { MAX_PAGE_SIZE, parseConnectionArguments } from '../../loaders/connection-arguments.ts';
+import { connectionList } from '../../loaders/loaders.ts';
+import type { ListIndex } from '../connections.ts';
 
 /**
  * The unit of internal GraphQL's budgets (docs/internal-graphql.md, Cost budgets): a point is 10 µs

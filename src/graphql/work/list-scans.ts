@@ -1,5 +1,5 @@
-import type { RelationDefinition, ResourceRegistry } from '../model/resource-registry.ts';
-import { connectionOrder, type FilterTerm } from '../sql/sql-builder.ts';
+import type { RelationDefinition, ResourceRegistry } from '../../model/resource-registry.ts';
+import { connectionOrder, type FilterTerm } from '../../sql/sql-builder.ts';
 
 /** What one statement of a list reads for each parent row, by the indexes of its table. */
 export interface ListScan {
