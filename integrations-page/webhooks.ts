@@ -51,7 +51,8 @@ export function webhooksView(portal: Portal): HTMLElement {
 
   function row(endpoint: Endpoint): HTMLTableRowElement {
     const urlId = uid('endpoint');
-    const may = !portal.readOnly;
+    // A removed endpoint keeps its history (its deliveries) and takes no change.
+    const may = !portal.readOnly && endpoint.state !== 'removed';
     const button = (label: string, onclick: () => void, className = '') => h('button', { type: 'button', 'aria-describedby': urlId, className, onclick }, label);
     return h('tr', {},
       h('th', { scope: 'row', id: urlId }, h('code', {}, endpoint.url)),

@@ -116,6 +116,53 @@ describeWhere(chromiumMissing, 'the integrations page in headless Chromium', () 
       expect(h.receiver.problems).toEqual([]);
     });
 
+    it('rotates a key (the new one shown once answers, the old one gets 401), edits an endpoint, rotates its secret, recovers since a time and removes it', async () => {
+      await page.getByRole('tab', { name: 'Keys' }).click();
+      await page.getByRole('button', { name: 'New key' }).click();
+      await page.getByLabel('Name', { exact: true }).fill('Rotated');
+      await page.getByRole('checkbox', { name: 'courses:read' }).check();
+      await page.getByRole('button', { name: 'Create key' }).click();
+      const old = await page.getByLabel('New key Rotated').inputValue();
+      await page.getByRole('row').filter({ hasText: 'Rotated' }).getByRole('button', { name: 'Rotate' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Rotate key' }).click();
+      const rotated = await page.getByLabel('New key for Rotated').inputValue();
+      expect(rotated).not.toBe(old);
+      expect((await fetch(`${h.api.url}${COURSES}`, { headers: { authorization: `Bearer ${rotated}` } })).status).toBe(200);
+      expect((await fetch(`${h.api.url}${COURSES}`, { headers: { authorization: `Bearer ${old}` } })).status).toBe(401);
+
+      await page.getByRole('tab', { name: 'Webhooks' }).click();
+      const row = page.getByRole('row').filter({ hasText: h.receiver.url });
+      await row.getByRole('button', { name: 'Edit' }).click();
+      await page.getByRole('checkbox', { name: 'booking.updated' }).uncheck();
+      await page.getByRole('button', { name: 'Save endpoint' }).click();
+      await page.getByText(`${h.receiver.url} is saved.`).waitFor();
+      await row.getByRole('cell', { name: 'booking.created', exact: true }).waitFor();
+
+      await row.getByRole('button', { name: 'Rotate secret' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Rotate secret' }).click();
+      const secret = await page.getByLabel(`New signing secret of ${h.receiver.url}`).inputValue();
+      h.receiver.checkWith([secret]);
+      await row.getByRole('button', { name: 'Send test event' }).click();
+      await page.getByRole('status').filter({ hasText: 'Test event booking.created' }).waitFor();
+      expect(verifyDelivery(secret, h.receiver.received.at(-1)!)).toMatchObject({ test: true });
+
+      await row.getByRole('button', { name: 'Deliveries' }).click();
+      await page.getByLabel('Since', { exact: true }).fill('tomorrow');
+      await page.getByRole('button', { name: 'Recover' }).click();
+      await expect.poll(() => page.getByLabel('Since', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+      await page.getByText('since "tomorrow" is not an ISO 8601 time').waitFor();
+      await page.getByLabel('Since', { exact: true }).fill(new Date(Date.now() - 3_600_000).toISOString());
+      await page.getByRole('button', { name: 'Recover' }).click();
+      await page.getByText('0 failed deliveries are sent again.').waitFor();
+
+      await row.getByRole('button', { name: 'Remove' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Remove endpoint' }).click();
+      await page.getByText(`${h.receiver.url} is removed.`).waitFor();
+      await row.getByRole('cell', { name: 'removed', exact: true }).waitFor();
+      expect(await row.getByRole('button').allInnerTexts()).toEqual(['Deliveries']);
+      expect(h.receiver.problems).toEqual([]);
+    });
+
     it('with the keyboard alone: moves between the views with the arrow keys, creates a calendar feed (its URL shown once) and revokes it through the confirmation', async () => {
       await page.getByRole('tab', { name: 'Webhooks' }).focus();
       await page.keyboard.press('ArrowRight');
