@@ -11,6 +11,7 @@ export const KEY_ACTIVITY = `query KeyActivity(${WHO}, $id: ID!, $status: String
   apiKeyUsage(id: $id, days: $days) { day requests status2xx status3xx status4xx status5xx rateLimited }
 } }`;
 export const CREATE_KEY = `mutation CreateKey(${WHO}, $input: CreateApiKeyInput!) { createApiKey(${AS}, input: $input) { id key } }`;
+export const UPDATE_KEY = `mutation UpdateKey(${WHO}, $id: ID!, $input: UpdateApiKeyInput!) { updateApiKey(${AS}, id: $id, input: $input) { id } }`;
 export const ROTATE_KEY = `mutation RotateKey(${WHO}, $id: ID!) { rotateApiKey(${AS}, id: $id) { id key } }`;
 export const REVOKE_KEY = `mutation RevokeKey(${WHO}, $id: ID!) { revokeApiKey(${AS}, id: $id) { id state } }`;
 

@@ -1,6 +1,6 @@
 import { SCOPES } from '../src/auth/scopes.ts';
 import type { Portal } from './api.ts';
-import { CREATE_KEY, KEYS, REVOKE_KEY, ROTATE_KEY } from './documents.ts';
+import { CREATE_KEY, KEYS, REVOKE_KEY, ROTATE_KEY, UPDATE_KEY } from './documents.ts';
 import { h, replace, shownOnce, time, uid } from './dom.ts';
 import { choice, confirmDialog, field, generalError, submit } from './forms.ts';
 import { keyActivity } from './key-activity.ts';
@@ -56,6 +56,7 @@ export function keysView(portal: Portal): HTMLElement {
       h('td', {}, key.state),
       h('td', { className: 'actions' },
         h('button', { type: 'button', 'aria-describedby': nameId, onclick: () => showActivity(key) }, 'Requests'),
+        active && !portal.readOnly ? h('button', { type: 'button', 'aria-describedby': nameId, onclick: () => openForm(key) }, 'Edit') : null,
         active && !portal.readOnly ? h('button', { type: 'button', 'aria-describedby': nameId, onclick: () => void rotate(key) }, 'Rotate') : null,
         active && !portal.readOnly ? h('button', { type: 'button', className: 'danger', 'aria-describedby': nameId, onclick: () => void revoke(key) }, 'Revoke') : null,
       ),
@@ -91,44 +92,54 @@ export function keysView(portal: Portal): HTMLElement {
     });
   }
 
-  function openForm(): void {
-    const name = field('Name', { type: 'text', required: true, maxLength: 100, autocomplete: 'off' });
-    const scopes = choice('Scopes', SCOPES, []);
-    const expires = field('Expires', { type: 'text', autocomplete: 'off' }, 'Optional: a lifetime such as 90d, or a date and time such as 2027-06-30T00:00:00Z.');
-    const ips = field('Allowed IPs', { type: 'text', autocomplete: 'off' }, 'Optional: addresses or CIDR ranges, separated by commas. Empty: any address.');
+  /** The form of a new key, or of a key's changes: only what differs from the key is sent. */
+  function openForm(editing?: ApiKey): void {
+    const name = field('Name', { type: 'text', required: true, maxLength: 100, autocomplete: 'off', value: editing?.name ?? '' });
+    const scopes = choice('Scopes', SCOPES, editing?.scopes ?? []);
+    const expires = field('Expires', { type: 'text', autocomplete: 'off', value: editing?.expiresAt ?? '' }, 'Optional: a lifetime such as 90d, or a date and time such as 2027-06-30T00:00:00Z. Empty: never.');
+    const ips = field('Allowed IPs', { type: 'text', autocomplete: 'off', value: editing?.allowedIps?.join(', ') ?? '' }, 'Optional: addresses or CIDR ranges, separated by commas. Empty: any address.');
     const general = generalError();
     const feedback = {
       fields: {
-        name: name, scopes: { error: scopes.error }, expiresIn: expires, expiresAt: expires, allowedIps: ips, 'allowedIps: null': ips,
+        name: name, scopes: { error: scopes.error }, expiresIn: expires, expiresAt: expires, neverExpires: expires, allowedIps: ips, 'allowedIps: null': ips,
       },
       general,
     };
+    const title = editing ? `Edit ${editing.name}` : 'New key';
     const form: HTMLFormElement = h('form', {
       className: 'panel',
-      'aria-label': 'New key',
+      'aria-label': title,
       onsubmit: (event) => {
         event.preventDefault();
         void submit(feedback, async () => {
           const lifetime = expires.input.value.trim();
           const allowed = ips.input.value.split(/[\s,]+/).filter((entry) => entry !== '');
-          const input = {
-            name: name.input.value,
-            scopes: scopes.chosen(),
-            ...(lifetime === '' ? {} : LIFETIME.test(lifetime) ? { expiresIn: lifetime } : { expiresAt: lifetime }),
-            ...(allowed.length > 0 ? { allowedIps: allowed } : {}),
-          };
-          const { createApiKey } = await portal.run<{ createApiKey: { key: string } }>(CREATE_KEY, { input });
-          form.remove();
-          replace(fresh, shownOnce(`New key ${input.name}`, createApiKey.key, 'This is the only time the key is shown: copy it now.'));
-          fresh.querySelector('input')?.focus();
+          const expiry = lifetime === '' ? {} : LIFETIME.test(lifetime) ? { expiresIn: lifetime } : { expiresAt: lifetime };
+          if (editing) {
+            const input = {
+              name: name.input.value,
+              scopes: scopes.chosen(),
+              ...(lifetime === (editing.expiresAt ?? '') ? {} : lifetime === '' ? { neverExpires: true } : expiry),
+              ...(allowed.join(',') === (editing.allowedIps ?? []).join(',') ? {} : { allowedIps: allowed.length > 0 ? allowed : null }),
+            };
+            await portal.run(UPDATE_KEY, { id: editing.id, input });
+            form.remove();
+            replace(fresh, h('p', { role: 'status' }, `${input.name} is saved.`));
+          } else {
+            const input = { name: name.input.value, scopes: scopes.chosen(), ...expiry, ...(allowed.length > 0 ? { allowedIps: allowed } : {}) };
+            const { createApiKey } = await portal.run<{ createApiKey: { key: string } }>(CREATE_KEY, { input });
+            form.remove();
+            replace(fresh, shownOnce(`New key ${input.name}`, createApiKey.key, 'This is the only time the key is shown: copy it now.'));
+            fresh.querySelector('input')?.focus();
+          }
           await load();
         });
       },
     },
-      h('h2', {}, 'New key'),
+      h('h2', {}, title),
       name.element, scopes.element, expires.element, ips.element, general,
       h('div', { className: 'actions' },
-        h('button', { type: 'submit' }, 'Create key'),
+        h('button', { type: 'submit' }, editing ? 'Save key' : 'Create key'),
         h('button', { type: 'button', onclick: () => form.remove() }, 'Cancel'),
       ),
     );
@@ -136,7 +147,7 @@ export function keysView(portal: Portal): HTMLElement {
     name.input.focus();
   }
 
-  if (!portal.readOnly) replace(top, h('button', { type: 'button', onclick: openForm }, 'New key'));
+  if (!portal.readOnly) replace(top, h('button', { type: 'button', onclick: () => openForm() }, 'New key'));
   view.append(top, fresh, list, detail);
   void load().catch((error: unknown) => replace(list, h('p', { role: 'alert' }, error instanceof Error ? error.message : String(error))));
   return view;

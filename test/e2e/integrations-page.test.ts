@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { chromiumMissing } from '../support/chromium.ts';
+import { cliOn } from '../support/cli.ts';
 import { startPageHarness, tabTo, type PageHarness } from '../support/integrations-page.ts';
 import { postGraphQL } from '../support/internal-graphql.ts';
 import { INTERNAL_TOKEN } from '../support/public-api.ts';
@@ -116,7 +117,7 @@ describeWhere(chromiumMissing, 'the integrations page in headless Chromium', () 
       expect(h.receiver.problems).toEqual([]);
     });
 
-    it('rotates a key (the new one shown once answers, the old one gets 401), edits an endpoint, rotates its secret, recovers since a time and removes it', async () => {
+    it('rotates a key (the new one shown once answers, the old one gets 401) and edits it (name, scopes, allowed IPs), edits an endpoint, rotates its secret, recovers since a time and removes it', async () => {
       await page.getByRole('tab', { name: 'Keys' }).click();
       await page.getByRole('button', { name: 'New key' }).click();
       await page.getByLabel('Name', { exact: true }).fill('Rotated');
@@ -129,6 +130,27 @@ describeWhere(chromiumMissing, 'the integrations page in headless Chromium', () 
       expect(rotated).not.toBe(old);
       expect((await fetch(`${h.api.url}${COURSES}`, { headers: { authorization: `Bearer ${rotated}` } })).status).toBe(200);
       expect((await fetch(`${h.api.url}${COURSES}`, { headers: { authorization: `Bearer ${old}` } })).status).toBe(401);
+
+      // Edited: renamed, a scope more, an allow list that leaves this host out, then none again.
+      const call = async () => {
+        const response = await fetch(`${h.api.url}/api/public/v1/bookings`, { headers: { authorization: `Bearer ${rotated}` } });
+        return response.ok ? response.status : `${response.status} ${((await response.json()) as { error: { code: string } }).error.code}`;
+      };
+      expect(await call()).toBe('403 missing_scope');
+      await page.getByRole('row').filter({ hasText: 'Rotated' }).getByRole('button', { name: 'Edit' }).click();
+      await page.getByLabel('Name', { exact: true }).fill('Renamed');
+      await page.getByRole('checkbox', { name: 'bookings:read' }).check();
+      await page.getByLabel('Allowed IPs').fill('192.0.2.0/24');
+      await page.getByRole('button', { name: 'Save key' }).click();
+      await page.getByText('Renamed is saved.').waitFor();
+      const renamed = page.getByRole('row').filter({ hasText: 'Renamed' });
+      await renamed.getByRole('cell', { name: '192.0.2.0/24' }).waitFor();
+      await expect.poll(call).toBe('403 ip_not_allowed');
+      await renamed.getByRole('button', { name: 'Edit' }).click();
+      await page.getByLabel('Allowed IPs').fill('');
+      await page.getByRole('button', { name: 'Save key' }).click();
+      await renamed.getByRole('cell', { name: 'any', exact: true }).waitFor();
+      await expect.poll(call).toBe(200);
 
       await page.getByRole('tab', { name: 'Webhooks' }).click();
       const row = page.getByRole('row').filter({ hasText: h.receiver.url });
@@ -190,6 +212,15 @@ describeWhere(chromiumMissing, 'the integrations page in headless Chromium', () 
       await page.keyboard.press('Enter');
       await page.getByText('Team calendar is revoked.').waitFor();
       expect((await fetch(url)).status).toBe(404);
+    });
+
+    it('every change made on the page is in the workspace\'s audit, as the owner, with source page', async () => {
+      const entries = await cliOn(h.db).json<Array<{ operation: string; source: string; memberEmail: string | null }>>('audit', 'list', '--workspace', h.ws.workspaceId);
+      const fromPage = entries.filter((entry) => entry.source === 'page');
+      expect(new Set(fromPage.map((entry) => entry.operation))).toEqual(
+        new Set(['portal.open', 'key.create', 'key.revoke', 'key.rotate', 'key.update', 'webhook.add', 'webhook.update', 'webhook.test', 'webhook.resend', 'webhook.rotate-secret', 'webhook.recover', 'webhook.remove', 'feed.create', 'feed.revoke']),
+      );
+      expect(new Set(fromPage.map((entry) => entry.memberEmail))).toEqual(new Set([OWNER_EMAIL]));
     });
 
     it('loads nothing from another host and meets no CSP violation or script error', () => {

@@ -153,4 +153,4 @@ export async function tabTo(page: Page, name: string, presses = 60): Promise<voi
 }
 
 /** The controls that change something, by their accessible names: a read-only session shows none of them. */
-export const CHANGING_CONTROLS = ['New key', 'Create key', 'Rotate', 'Revoke', 'Revoke key', 'Add endpoint', 'Save endpoint', 'Send test event', 'Resend', 'Recover', 'Edit', 'Remove', 'Enable', 'Rotate secret', 'New feed', 'Create feed'];
+export const CHANGING_CONTROLS = ['New key', 'Create key', 'Save key', 'Rotate', 'Revoke', 'Revoke key', 'Add endpoint', 'Save endpoint', 'Send test event', 'Resend', 'Recover', 'Edit', 'Remove', 'Enable', 'Rotate secret', 'New feed', 'Create feed'];
