@@ -12,6 +12,7 @@ import type { Route } from './pipeline/route-table.ts';
 import { apiReferenceRoutes } from './routes/api-reference.ts';
 import { calendarFeedRoute } from './routes/calendar-feed.ts';
 import { healthRoutes } from './routes/health.ts';
+import { integrationsPageRoutes } from './routes/integrations-page.ts';
 import { portalRoutes, type PortalDependencies } from './routes/portal.ts';
 import { publicV1Routes, type PublicV1Dependencies } from './routes/public-v1.ts';
 
@@ -30,6 +31,8 @@ export interface PublicAppDependencies extends PublicV1Dependencies {
   replicas?: Pick<ReplicaSet, 'statuses'> | undefined;
   /** Express's `trust proxy`: false, a hop count, or the trusted proxies' addresses and ranges. */
   trustProxy?: false | number | string[];
+  /** The origins that may show the integrations page in a frame (PORTAL_FRAME_ANCESTORS); none when absent. */
+  frameAncestors?: readonly string[];
   /** The integrations page's endpoints; none in tests of the API alone. */
   portal?: PortalDependencies | undefined;
 }
@@ -41,6 +44,7 @@ export function publicRoutes(deps: PublicAppDependencies): Route[] {
     calendarFeedRoute({ ...deps, activeFeed: (token) => activeFeedOf(deps.db, deps.issued, token) }),
     ...healthRoutes(deps.db, deps.lifecycle, deps.replicas),
     ...apiReferenceRoutes(deps.openapiYaml),
+    ...integrationsPageRoutes(deps.frameAncestors ?? []),
     ...(deps.portal ? portalRoutes(deps.portal) : []),
   ];
 }

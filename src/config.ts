@@ -40,6 +40,29 @@ const trustProxy = z.string().transform((value, context): false | number | strin
   return entries;
 });
 
+/**
+ * `PORTAL_FRAME_ANCESTORS`: the origins whose pages may show the integrations page in an
+ * `<iframe>` (its CSP's `frame-ancestors`), separated by spaces or commas; none by default. Each is
+ * an origin alone (`https://dashboard.example.com`, a port if not the default), as CSP matches it:
+ * a path, a wildcard or a keyword would widen or break the policy.
+ */
+const frameAncestors = z.string().transform((value, context): string[] => {
+  const entries = value.split(/[\s,]+/).filter((entry) => entry !== '');
+  const invalid = entries.filter((entry) => {
+    try {
+      const url = new URL(entry);
+      return (url.protocol !== 'https:' && url.protocol !== 'http:') || !/^[a-z0-9.-]+$|^\[[0-9a-f:.]+\]$/.test(url.hostname) || url.origin !== entry.replace(/\/$/, '').toLowerCase();
+    } catch {
+      return true;
+    }
+  });
+  if (invalid.length > 0) {
+    context.addIssue({ code: 'custom', message: `${invalid.map((entry) => JSON.stringify(entry)).join(', ')} is not an origin such as https://dashboard.example.com (scheme, host and port only)` });
+    return z.NEVER;
+  }
+  return entries.map((entry) => new URL(entry).origin);
+});
+
 /** The contract's schedule (docs/contract-rules.md, webhooks.schedule): the wait after each of the first seven failures. */
 export const DEFAULT_RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 
@@ -143,6 +166,7 @@ export const configSchema = z
     RESPONSE_CACHE_MAX_BYTES: z.coerce.number().int().min(0).max(2 ** 40).default(DEFAULT_RESPONSE_CACHE_MAX_BYTES),
     SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
     TRUST_PROXY: trustProxy.default(false),
+    PORTAL_FRAME_ANCESTORS: frameAncestors.default([]),
     WEBHOOK_WORKER: bool.default(true),
     // docs/architecture.md, "Webhook isolation": attempts in flight per process, and across all
     // processes per endpoint and per workspace, so that no receiver holds more than its share.

@@ -240,6 +240,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       keyActivity,
       redactor,
       trustProxy: config.TRUST_PROXY,
+      frameAncestors: config.PORTAL_FRAME_ANCESTORS,
       openapiYaml: readFileSync(OPENAPI_PATH, 'utf8'),
     });
     const publicServer = createListener(config, publicApp);

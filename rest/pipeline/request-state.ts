@@ -19,6 +19,8 @@ export type RouteName =
   | '/openapi/public-v1.yaml'
   | '/docs'
   | '/docs/assets/redoc.standalone.js'
+  | '/integrations/'
+  | '/integrations/assets/{file}'
   | '/integrations/api/session'
   | '/integrations/api/graphql'
   | '/healthz'

@@ -1,10 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import type { BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { chromiumMissing, launchChromium } from '../support/chromium.ts';
 import { freePort } from '../support/free-port.ts';
 import { scratchCopy } from '../support/scratch-copy.ts';
 import { ROOT } from '../support/service-commands.ts';
+import { describeWhere } from '../support/variants.ts';
 
 const README = await readFile(join(ROOT, 'README.md'), 'utf8');
 const SECTION = README.slice(README.indexOf('## First ten minutes'), README.indexOf('## Webhooks'));
@@ -70,8 +75,10 @@ function foreground(command: string, cwd: string, env: NodeJS.ProcessEnv): Promi
  * values the section says to take from an earlier output (`ws_…`, `svc_api_…`, `whsec_…` …) taken
  * from it. `npm ci` is the one part left out: the suite runs after it.
  */
-describe("README.md's first ten minutes, as written, on ports that are not the defaults", () => {
+describeWhere(chromiumMissing, "README.md's first ten minutes, as written, on ports that are not the defaults", () => {
   let scratch: string;
+  let browserDir: string | undefined;
+  let browser: BrowserContext | undefined;
   const servers: Running[] = [];
   const helpers: Running[] = [];
 
@@ -79,11 +86,13 @@ describe("README.md's first ten minutes, as written, on ports that are not the d
     scratch = await scratchCopy('readme-');
   }, 120_000);
   afterAll(async () => {
+    await browser?.close();
+    if (browserDir) await rm(browserDir, { recursive: true, force: true });
     for (const running of [...helpers, ...servers]) await running.stop();
     await rm(scratch, { recursive: true, force: true });
   });
 
-  it('every step succeeds: the service, the typed client, a calendar feed, a webhook test and a delivery verified by the example receiver; no warning on either start', async () => {
+  it('every step succeeds: the service, the typed client, a key made on the integrations page and its request in the key\'s log, a calendar feed, a webhook test and a delivery verified by the example receiver; no warning on either start', async () => {
     const { DATABASE_URL: _database, REDIS_URL: _redis, DATABASE_DIRECT_URL: _direct, ...inherited } = process.env;
     const [port, internalPort, receiverPort] = [await freePort(), await freePort(), await freePort()];
     const serverEnv = { ...inherited, PORT: String(port), INTERNAL_PORT: String(internalPort), INTERNAL_API_TOKEN: 'readme-internal-token-0123456789', LOG_LEVEL: 'info' };
@@ -109,7 +118,7 @@ describe("README.md's first ten minutes, as written, on ports that are not the d
       expect(output).not.toMatch(/Warning:|warning:|Start failed/);
     };
 
-    const [start, exports, client, feed, certificate, restart, webhook] = blocks();
+    const [start, exports, client, pageKey, feed, certificate, restart, webhook] = blocks();
     // 1. The service, in the first terminal; the banner's address, workspace and key in the second.
     let server = await startService(start![0]!.command);
     const banner = server.output();
@@ -150,12 +159,37 @@ describe("README.md's first ten minutes, as written, on ports that are not the d
     // 3. The typed client, reading API_URL and API_KEY.
     for (const step of client!) await run(step);
 
-    // 4. A feed, then its calendar.
+    // 4. The banner's link opened in a browser: a key made on the page, called, then seen in its log.
+    const link = /Integrations page as the demo workspace's owner.*\n\s+(http\S+)/.exec(banner)![1]!;
+    browserDir = await mkdtemp(join(tmpdir(), 'readme-chromium-'));
+    browser = await launchChromium(browserDir, { width: 1280, height: 900 });
+    const page = await browser.newPage();
+    await page.goto(link);
+    await page.getByRole('button', { name: 'New key' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('My first key');
+    await page.getByRole('checkbox', { name: 'courses:read' }).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const myKey = await page.getByLabel('New key My first key').inputValue();
+    const [keyExport, keyCall] = pageKey!;
+    await run({ ...keyExport!, command: keyExport!.command.replace('svc_api_…', myKey) });
+    expect(terminal.MY_KEY).toBe(myKey);
+    await run(keyCall!);
+    await page.getByRole('row').filter({ hasText: 'My first key' }).getByRole('button', { name: 'Requests' }).click();
+    const log = page.getByRole('table', { name: 'Requests with My first key' });
+    // The service writes keys' activity about once a second.
+    await expect
+      .poll(async () => {
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        return log.getByRole('row').filter({ hasText: 'GET /api/public/v1/courses' }).count();
+      }, { timeout: 30_000, interval: 500 })
+      .toBe(1);
+
+    // 5. A feed, then its calendar.
     const created = JSON.parse(await run(feed![0]!)) as { token: string };
     taken.set('svc_cal_…', created.token);
     await run(feed![1]!);
 
-    // 5. A certificate, a restart with the two settings, then the receiver, a test event and a booking.
+    // 6. A certificate, a restart with the two settings, then the receiver, a test event and a booking.
     for (const step of certificate!) await run(step);
     await server.stop();
     server = await startService(restart![0]!.command);

@@ -104,6 +104,18 @@ describe('configuration', () => {
     expect(() => loadConfig({ TRUST_PROXY: 'loopbak, 10.0.0.0/33' })).toThrow(/"loopbak", "10\.0\.0\.0\/33" is not a hop count/);
   });
 
+  it('PORTAL_FRAME_ANCESTORS takes origins separated by spaces or commas, none by default, and refuses a path, a wildcard, a keyword or another scheme', () => {
+    expect(loadConfig({}).PORTAL_FRAME_ANCESTORS).toEqual([]);
+    expect(loadConfig({ PORTAL_FRAME_ANCESTORS: 'https://dashboard.example.com, https://admin.example.com:8443  http://localhost:5173/' }).PORTAL_FRAME_ANCESTORS).toEqual([
+      'https://dashboard.example.com',
+      'https://admin.example.com:8443',
+      'http://localhost:5173',
+    ]);
+    for (const value of ['https://dashboard.example.com/settings', 'https://*.example.com', "'self'", 'dashboard.example.com', 'javascript:alert(1)']) {
+      expect(() => loadConfig({ PORTAL_FRAME_ANCESTORS: value }), value).toThrow(/PORTAL_FRAME_ANCESTORS: .* is not an origin such as https:\/\/dashboard\.example\.com/);
+    }
+  });
+
   it('listener timeouts and connection caps default to 10 s, 30 s and 1000, and a header timeout longer than the request timeout is refused', () => {
     expect(loadConfig({})).toMatchObject({ HEADERS_TIMEOUT_MS: 10_000, REQUEST_TIMEOUT_MS: 30_000, MAX_CONNECTIONS: 1000, RATE_LIMIT_CLEANUP_INTERVAL_S: 60 });
     expect(() => loadConfig({ HEADERS_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '1000' })).toThrow(/HEADERS_TIMEOUT_MS: must not be longer than REQUEST_TIMEOUT_MS/);
