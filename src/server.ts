@@ -205,21 +205,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
     const lifecycle = { draining: false };
     const servedSchema = withIntegrations(internalSchema(schema));
+    // No WEBHOOK_SECRET_KEY is the service's configuration, not the client's input: answered as the service's own unavailability.
+    const secretBox = async () => box ?? Promise.reject(new ApiError('service_unavailable', 'Webhook endpoints cannot be managed here: WEBHOOK_SECRET_KEY is not set on the service.'));
     const integrationsWith = (database: Database, listening?: string) =>
-      integrationContext({
-        db: database,
-        config,
-        listening,
-        logger,
-        // The service's configuration, not the client's input: answered as the service's own unavailability.
-        secretBox: async () => {
-          if (box) return box;
-          throw new ApiError('service_unavailable', 'Webhook endpoints cannot be managed here: WEBHOOK_SECRET_KEY is not set on the service.');
-        },
-        trustedCertificates: options.trustedCertificates,
-        registry,
-        bookingOperation: operations.webhookBooking,
-      });
+      integrationContext({ db: database, config, listening, logger, secretBox, trustedCertificates: options.trustedCertificates, registry, bookingOperation: operations.webhookBooking });
     // The integrations page's operations run on the service's own pool; its URL is known once the listener listens.
     const integrations = integrationsWith(db);
     const publicApp = createPublicApp({
