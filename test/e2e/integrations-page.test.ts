@@ -114,6 +114,19 @@ describeWhere(chromiumMissing, 'the integrations page in headless Chromium', () 
       await expect(page.getByRole('status').filter({ hasText: `Resent ${eventId}` }).innerText()).resolves.toContain('the receiver answered 200');
       expect(h.receiver.received.length).toBe(before + 1);
       await deliveries.getByRole('table', { name: `Attempts of ${eventId}` }).getByRole('row').filter({ hasText: '(manual)' }).waitFor();
+
+      // A resend answered 410 Gone disables the endpoint (webhooks.gone); Enable turns it back on.
+      h.receiver.answer = () => ({ status: 410, body: 'gone' });
+      await delivery.getByRole('button', { name: 'Resend' }).click();
+      await page.getByRole('status').filter({ hasText: `Resent ${eventId}` }).filter({ hasText: '410' }).first().waitFor();
+      h.receiver.answer = () => ({ status: 200, body: 'received, thanks' });
+      await page.reload();
+      await page.getByRole('tab', { name: 'Webhooks' }).click();
+      const disabled = page.getByRole('row').filter({ hasText: h.receiver.url });
+      await disabled.getByRole('cell', { name: 'disabled (gone)' }).waitFor();
+      await disabled.getByRole('button', { name: 'Enable' }).click();
+      await page.getByRole('status').filter({ hasText: `${h.receiver.url} is enabled again` }).first().waitFor();
+      await page.getByRole('row').filter({ hasText: h.receiver.url }).getByRole('cell', { name: 'active', exact: true }).waitFor();
       expect(h.receiver.problems).toEqual([]);
     });
 
@@ -218,7 +231,7 @@ describeWhere(chromiumMissing, 'the integrations page in headless Chromium', () 
       const entries = await cliOn(h.db).json<Array<{ operation: string; source: string; memberEmail: string | null }>>('audit', 'list', '--workspace', h.ws.workspaceId);
       const fromPage = entries.filter((entry) => entry.source === 'page');
       expect(new Set(fromPage.map((entry) => entry.operation))).toEqual(
-        new Set(['portal.open', 'key.create', 'key.revoke', 'key.rotate', 'key.update', 'webhook.add', 'webhook.update', 'webhook.test', 'webhook.resend', 'webhook.rotate-secret', 'webhook.recover', 'webhook.remove', 'feed.create', 'feed.revoke']),
+        new Set(['portal.open', 'key.create', 'key.revoke', 'key.rotate', 'key.update', 'webhook.add', 'webhook.update', 'webhook.test', 'webhook.resend', 'webhook.enable', 'webhook.rotate-secret', 'webhook.recover', 'webhook.remove', 'feed.create', 'feed.revoke']),
       );
       expect(new Set(fromPage.map((entry) => entry.memberEmail))).toEqual(new Set([OWNER_EMAIL]));
     });
