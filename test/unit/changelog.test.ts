@@ -10,6 +10,16 @@ describe('CHANGELOG.md', () => {
     expect(headings[0]).toEqual({ version: 'Unreleased', date: undefined });
   });
 
+  it('versioning.changelog: each section holds each kind of change once, of Keep a Changelog's kinds (Added, Changed, Deprecated, Removed, Fixed, Security)', () => {
+    const ORDER = ['Added', 'Changed', 'Deprecated', 'Removed', 'Fixed', 'Security'];
+    for (const section of CHANGELOG.split(/^## /m).slice(1)) {
+      const kinds = [...section.matchAll(/^### (.+)$/gm)].map((match) => match[1]!);
+      const name = section.slice(0, section.indexOf('\n'));
+      expect(new Set(kinds).size, `${name}: ${kinds.join(', ')}`).toBe(kinds.length);
+      for (const kind of kinds) expect(ORDER, `${name}: ${kind}`).toContain(kind);
+    }
+  });
+
   it('versioning.changelog: names as its newest release the version openapi/public-v1.yaml declares, with a date', () => {
     const newest = headings[1];
     expect(newest?.version).toBe((spec.info as { version: string }).version);
