@@ -10,7 +10,7 @@ describe('CHANGELOG.md', () => {
     expect(headings[0]).toEqual({ version: 'Unreleased', date: undefined });
   });
 
-  it('versioning.changelog: each section holds each kind of change once, of Keep a Changelog's kinds (Added, Changed, Deprecated, Removed, Fixed, Security)', () => {
+  it('versioning.changelog: each section holds each kind of change once, of the kinds Keep a Changelog names (Added, Changed, Deprecated, Removed, Fixed, Security)', () => {
     const ORDER = ['Added', 'Changed', 'Deprecated', 'Removed', 'Fixed', 'Security'];
     for (const section of CHANGELOG.split(/^## /m).slice(1)) {
       const kinds = [...section.matchAll(/^### (.+)$/gm)].map((match) => match[1]!);
