@@ -167,10 +167,11 @@ describeOnEachStore(DATABASE_TARGETS, ['postgres', 'redis'], 'two instances on %
     // Admitted while what was spent and lent left room for their estimates; the others refused.
     const admitted = burst.filter((answer) => answer.status === 200);
     expect(burst.every((answer) => answer.status === 200 || answer.body.errors?.[0]?.extensions?.code === 'RATE_LIMITED')).toBe(true);
-    expect(admitted.some((answer) => answer.body.errors?.[0]?.extensions?.code === 'QUERY_TIMEOUT')).toBe(true);
+    // PostgreSQL stops the statements of those that ran past what was left; the embedded engine,
+    // whose statements' time is mostly the others' (docs/internal-graphql.md, Bulkhead), stops none
+    // and charges each what it took.
+    expect(admitted.some((answer) => answer.body.errors?.[0]?.extensions?.code === 'QUERY_TIMEOUT')).toBe(target === 'postgres');
     const spent = admitted.reduce((sum, answer) => sum + answer.cost!.actual, 0);
-    // Each was admitted by its estimate and ran past it on what was left of the budget; PostgreSQL
-    // cancels a statement when none is, the embedded engine cannot.
     if (target === 'postgres') expect(spent).toBeLessThanOrEqual(budget + cap);
     // What was spent past the budget is owed, the same on both instances.
     const owed = Math.max(0, spent - budget);

@@ -33,18 +33,22 @@ describeOnEachDatabase('the database time of one internal request on %s', (targe
     await db?.close();
   });
 
-  it('a request admitted under the cap is stopped when its statements have taken the cap’s database time, answered QUERY_TIMEOUT and charged what they took, never 1.5 caps on PostgreSQL; the same request runs when the database is free', async () => {
+  it('a request admitted under the cap is stopped when its statements have taken the cap’s database time, answered QUERY_TIMEOUT and charged what they took, never 1.5 caps on PostgreSQL (on the embedded engine, whose statements wait for every connection\'s, charged and answered); the same request runs when the database is free', async () => {
     const token = await create('slow');
     const stopped = await whileBusy(db, () => ask(token, NESTED));
     expect(stopped.status).toBe(200);
-    expect(stopped.body.errors?.[0]).toMatchObject({
-      message: `This request's statements took the database time of the cap (${cap} points, ${cap * 0.01} ms) and were stopped; read fewer rows, filter on indexed columns or leave out totalCount.`,
-      extensions: { code: 'QUERY_TIMEOUT' },
-    });
+    if (target === 'postgres') {
+      expect(stopped.body.errors?.[0]).toMatchObject({
+        message: `This request's statements took the database time of the cap (${cap} points, ${cap * 0.01} ms) and were stopped; read fewer rows, filter on indexed columns or leave out totalCount.`,
+        extensions: { code: 'QUERY_TIMEOUT' },
+      });
+    } else {
+      // An honest request on a busy embedded engine is answered: its time there was mostly the other client's statement.
+      expect(stopped.body.errors).toBeUndefined();
+    }
     const cost = stopped.cost!;
     expect(cost.estimate).toBeLessThanOrEqual(cap);
     expect(cost.actual).toBeGreaterThanOrEqual(cap);
-    // PostgreSQL cancels the statement; the embedded engine cannot, and no statement starts after it.
     if (target === 'postgres') expect(cost.actual).toBeLessThanOrEqual(cap * 1.5);
     expect(cost.remaining).toBe(100_000 - cost.actual);
 
@@ -54,11 +58,12 @@ describeOnEachDatabase('the database time of one internal request on %s', (targe
   });
 
   it('what a request costs beyond what its minute holds is owed: the next request waits for it, and it is paid before anything new is admitted', async () => {
-    // A budget of half a cap: the request runs to it, is stopped, and owes what its statements took past it until they were.
+    // A budget of half a cap: the request runs to it, is stopped (on PostgreSQL), and owes what its statements took past it.
     const budget = cap / 2;
     const token = await create('owing', '--cost-per-minute', String(budget));
     const stopped = await whileBusy(db, () => ask(token, NESTED));
-    expect(stopped.body.errors?.[0]?.extensions?.code).toBe('QUERY_TIMEOUT');
+    // PostgreSQL stops it at its budget's time; the embedded engine charges it all (see above).
+    expect(stopped.body.errors?.[0]?.extensions?.code).toBe(target === 'postgres' ? 'QUERY_TIMEOUT' : undefined);
     const owed = stopped.cost!.actual - budget;
     expect(owed).toBeGreaterThan(0);
     expect(stopped.cost).toMatchObject({ budget, remaining: 0 });
