@@ -26,7 +26,7 @@ const OVER = 1.25;
 
 const { registry, enums } = serviceModel();
 
-/** The issue's shapes, fixed: a nested count and filter no index serves, then six times under aliases. */
+/** The shapes that read most, fixed: a nested count and filter no index serves, then six times under aliases. */
 const NESTED = 'courseRunsConnection(first: 100) { nodes { bookingsConnection(first: 1, filter: { updatedAt: { lt: "2000-01-01T00:00:00Z" } }) { totalCount nodes { id } } } }';
 const SIX = Array.from({ length: 6 }, (_, i) => `a${i}: ${i === 0 ? NESTED : NESTED.replace('(first: 100)', `(first: 100, filter: { createdAt: { gte: "2020-01-0${i}T00:00:00Z" } })`)}`).join(' ');
 const FIXED = [`{ workspace(id: $id) { ${NESTED} } }`, `{ workspace(id: $id) { ${SIX} } }`];
@@ -123,7 +123,7 @@ describeOnEachDatabase('internal GraphQL estimates bound the database work of ev
   };
 
   /**
-   * The issue's shapes, then `runs` generated queries: each one's work is at most `OVER` times its
+   * The fixed shapes, then `runs` generated queries: each one's work is at most `OVER` times its
    * estimate, and a fixed shape's estimate at most twice its work. Returns the spread of work over
    * estimate.
    */
@@ -148,7 +148,7 @@ describeOnEachDatabase('internal GraphQL estimates bound the database work of ev
     return `work/estimate over ${ratios.length} queries: min ${ratios[0]!.toFixed(2)}, median ${ratios[ratios.length >> 1]!.toFixed(2)}, max ${ratios.at(-1)!.toFixed(2)}`;
   };
 
-  it(`the issue’s shapes and ${QUERIES} generated queries: the estimate bounds the work (seed printed)`, async () => {
+  it(`the fixed shapes and ${QUERIES} generated queries: the estimate bounds the work (seed printed)`, async () => {
     console.log(`internal-cost-estimates-bound-work on ${target}, statistics fresh: seed ${SEED} (replay with FC_SEED=${SEED})`);
     console.log(await check(QUERIES, SEED));
   });
