@@ -116,7 +116,8 @@ export function estimateWork(context: WorkEstimateContext, document: DocumentNod
     const perParent = scan.wholeTable ? sizes.rows(target.table) : group;
     // A page holds no more rows than its parent has.
     const page = Math.min(size, group);
-    add(PRICES.statement + parents * (page + 1) * PRICES.rowReturned);
+    // Each row returned visits its page too.
+    add(PRICES.statement + parents * (page + 1) * (PRICES.rowReturned + PRICES.page));
     const read = parents * perParent;
     // Each row read by an index walk visits its page; a whole table's rows share theirs.
     const perRow = PRICES.rowRead + PRICES.page * (scan.wholeTable ? sizes.pages(target.table) / Math.max(1, sizes.rows(target.table)) : 1);
@@ -165,8 +166,9 @@ export function estimateWork(context: WorkEstimateContext, document: DocumentNod
       const target = registry.get(relation.resource);
       // DataLoader reads each row once, however many parents point at it: no more than its table holds.
       const reached = Math.min(parents, Math.max(1, sizes.rows(target.table)));
-      add(reached * PRICES.rowReturned);
-      object(field.selectionSet, schema.getType(target.name) as GraphQLObjectType, target, reached, true);
+      add(reached * (PRICES.rowReturned + PRICES.page));
+      // A list's statement embeds its rows' one-relations, not theirs: each further one is a statement of its own.
+      object(field.selectionSet, schema.getType(target.name) as GraphQLObjectType, target, reached, false);
     }
   };
 
