@@ -4,7 +4,8 @@ import type pg from 'pg';
 export type DatabaseKind = 'embedded' | 'postgres';
 
 export interface QueryListener {
-  (text: string): void;
+  /** A statement as sent, with its parameters (which a listener must not log: they may hold personal data). */
+  (text: string, values?: readonly unknown[]): void;
 }
 
 /**

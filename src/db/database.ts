@@ -146,11 +146,11 @@ async function wrapPool(
     run: <T>(statement: () => Promise<T>) => Promise<T> = (statement) => statement(),
   ): Queryable => ({
     query(text, values) {
-      for (const listener of listeners) listener(text);
+      for (const listener of listeners) listener(text, values);
       return run(() => client.query({ text, values: values as unknown[] | undefined, ...remaining(deadline) }));
     },
     queryArrays(text, values) {
-      for (const listener of listeners) listener(text);
+      for (const listener of listeners) listener(text, values);
       return run(async () => (await client.query<unknown[]>({ ...arrayQuery(text, values), ...remaining(deadline) })).rows);
     },
   });
@@ -194,7 +194,7 @@ async function wrapPool(
       const values = (config.values ?? []) as unknown[];
       const named = names && config.name ? { name: config.name, text: config.text, values } : { text: config.text, values };
       return onConnection((_connection, configured) => {
-        for (const listener of listeners) listener(config.text);
+        for (const listener of listeners) listener(config.text, values);
         return configured(named);
       });
     },

@@ -6,6 +6,8 @@ export interface TableSizes {
   rows(table: string): number;
   /** The most rows of `table` that one value of `column` holds: the most a parent row can have (every row when unknown). */
   largestGroup(table: string, column: string): number;
+  /** Pages of the table on disk, as the last VACUUM or ANALYZE counted them (every row a page of its own when unknown). */
+  pages(table: string): number;
   /** Changes whenever the sizes may have: what was estimated from earlier sizes is estimated again. */
   readonly generation?: number;
 }
@@ -25,6 +27,7 @@ interface ColumnShare {
 export class TableStatistics implements TableSizes {
   readonly #tables: readonly string[];
   #rows = new Map<string, number>();
+  #pages = new Map<string, number>();
   #shares = new Map<string, ColumnShare>();
   #generation = 0;
 
@@ -38,6 +41,11 @@ export class TableStatistics implements TableSizes {
 
   rows(table: string): number {
     return this.#rows.get(table) ?? 0;
+  }
+
+  pages(table: string): number {
+    const known = this.#pages.get(table) ?? 0;
+    return known > 0 ? Math.min(known, this.rows(table)) : this.rows(table);
   }
 
   largestGroup(table: string, column: string): number {
@@ -62,6 +70,10 @@ export class TableStatistics implements TableSizes {
          FROM pg_stats WHERE schemaname = current_schema() AND tablename = ANY($1)`,
       [this.#tables],
     );
+    const sized = await db.pool.query<{ table: string; pages: number }>(
+      `SELECT relname AS table, relpages AS pages FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relkind = 'r' AND relname = ANY($1)`,
+      [this.#tables],
+    );
     const shares = new Map<string, ColumnShare>();
     for (const row of found.rows) {
       const total = rows.get(row.table) ?? 0;
@@ -71,6 +83,7 @@ export class TableStatistics implements TableSizes {
     }
     this.#rows = rows;
     this.#shares = shares;
+    this.#pages = new Map(sized.rows.map((row) => [row.table, Number(row.pages)]));
     this.#generation += 1;
   }
 }
